@@ -1,0 +1,50 @@
+//! `rlvr`: the command-line front end. Parses arguments, dispatches to one module per
+//! subcommand, and maps every outcome to an exit status in one place.
+
+mod command;
+mod exit;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Make the code-rlvr-15k dataset usable for reinforcement learning with verifiable rewards.
+#[derive(Debug, Parser)]
+#[command(name = "rlvr", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check every structural property the dataset card promises, row by row.
+    Validate(command::validate::Args),
+    /// Print the dataset card's summary table computed from a file.
+    Stats(command::stats::Args),
+    /// Print one record by zero-based row index.
+    Show(command::show::Args),
+    /// Generate a synthetic file with the dataset's exact schema and shape.
+    Synth(command::synth::Args),
+    /// Run one program in the sandbox and print the outcome.
+    Run(command::run::Args),
+    /// Report which sandbox protections are active on this machine and self-test them.
+    Doctor(command::doctor::Args),
+    /// Score model responses against tests and write one result line per job.
+    Verify(command::verify::Args),
+}
+
+fn main() -> ExitCode {
+    exit::init_logging();
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Validate(args) => command::validate::run(args),
+        Command::Stats(args) => command::stats::run(args),
+        Command::Show(args) => command::show::run(args),
+        Command::Synth(args) => command::synth::run(args),
+        Command::Run(args) => command::run::run(args),
+        Command::Doctor(args) => command::doctor::run(args),
+        Command::Verify(args) => command::verify::run(args),
+    };
+    exit::to_exit_code(outcome)
+}
