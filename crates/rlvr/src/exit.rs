@@ -6,6 +6,8 @@
 //! | 1 | the command ran to the end but found problems (a failed check, failed tests) |
 //! | 2 | usage error, or an input that cannot be read (missing file, directory, bad profile) |
 //! | 3 | the sandbox cannot provide the protections asked for |
+//! | 4 | a download failed (network, HTTP status) after its retries |
+//! | 5 | a downloaded file did not match its checksum (it was deleted) |
 //! | 130 | interrupted (Ctrl-C) after writing every finished result |
 
 use std::process::ExitCode;
@@ -33,10 +35,17 @@ pub(crate) struct Failure {
 pub(crate) const USAGE: u8 = 2;
 /// Exit status when the sandbox cannot provide the protections asked for.
 pub(crate) const SANDBOX_UNAVAILABLE: u8 = 3;
+/// Exit status when a download failed after its retries.
+pub(crate) const DOWNLOAD_FAILED: u8 = 4;
+/// Exit status when a downloaded file did not match its checksum.
+pub(crate) const CHECKSUM_MISMATCH: u8 = 5;
 
 impl Failure {
     pub(crate) fn new(code: u8, message: impl Into<String>) -> Self {
-        Self { code, message: message.into() }
+        Self {
+            code,
+            message: message.into(),
+        }
     }
 }
 
@@ -59,5 +68,8 @@ pub(crate) fn to_exit_code(outcome: anyhow::Result<Status>) -> ExitCode {
 pub(crate) fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("RLVR_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
 }

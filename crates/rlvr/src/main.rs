@@ -32,6 +32,8 @@ enum Command {
     Doctor(command::doctor::Args),
     /// Score model responses against tests and write one result line per job.
     Verify(command::verify::Args),
+    /// Download the dataset from the Hub, resuming and verifying its SHA-256.
+    Fetch(command::fetch::Args),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +47,7 @@ fn main() -> ExitCode {
         Command::Run(args) => command::run::run(args),
         Command::Doctor(args) => command::doctor::run(args),
         Command::Verify(args) => command::verify::run(args),
+        Command::Fetch(args) => command::fetch::run(args),
     };
     exit::to_exit_code(outcome)
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand; each exposes `Args` (its clap flags) and `run`.
 
 pub(crate) mod doctor;
+pub(crate) mod fetch;
 pub(crate) mod run;
 pub(crate) mod show;
 pub(crate) mod stats;
