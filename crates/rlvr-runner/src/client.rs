@@ -1,0 +1,167 @@
+//! The Rust end of the protocol: write requests to the runner's stdin, read reports from its
+//! stdout, never blocking past a deadline (a stuck or dead runner is an error, not a hang).
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+
+use crate::protocol::{LoadHeader, LoadReport, RunHeader, TestLimits, TestReport, encode};
+
+/// Extra time the runner gets beyond a test's wall limit to kill, reap and report.
+const REPORT_GRACE: Duration = Duration::from_secs(5);
+/// How long `load` may take (importing pandas on a loaded machine takes seconds).
+const LOAD_TIMEOUT: Duration = Duration::from_secs(60);
+/// Largest header the runner may send; anything bigger means the stream is corrupt.
+const MAX_HEADER: usize = 1 << 20;
+
+/// Why talking to the runner failed. Each one means the runner can no longer be trusted and
+/// should be killed; the tests it had not finished get a `sandbox_error` verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error("the runner did not answer before its deadline")]
+    Deadline,
+    #[error("the runner closed its pipe (it died or was killed)")]
+    Closed,
+    #[error("the runner's pipe failed: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("the runner sent a malformed frame: {0}")]
+    Protocol(String),
+}
+
+/// A connection to one running `runner.py`.
+#[derive(Debug)]
+pub struct Runner {
+    requests: OwnedFd,
+    responses: OwnedFd,
+    /// Bytes received past the end of the last frame.
+    pending: Vec<u8>,
+}
+
+impl Runner {
+    /// Wraps the runner process's stdin (`requests`) and stdout (`responses`).
+    pub fn new(requests: OwnedFd, responses: OwnedFd) -> Self {
+        Self {
+            requests,
+            responses,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Compiles the program's units once and imports `preload` modules once.
+    pub fn load(
+        &mut self,
+        units: &[&str],
+        filename: &str,
+        preload: &[&str],
+    ) -> Result<LoadReport, RunnerError> {
+        let deadline = Instant::now() + LOAD_TIMEOUT;
+        let header = LoadHeader {
+            op: "load",
+            units: units.iter().map(|unit| unit.len()).collect(),
+            filename,
+            preload,
+        };
+        let payloads: Vec<&[u8]> = units.iter().map(|unit| unit.as_bytes()).collect();
+        self.send(&encode(&header, &payloads), deadline)?;
+        let header = self.receive_header(deadline)?;
+        serde_json::from_slice(&header).map_err(|error| RunnerError::Protocol(error.to_string()))
+    }
+
+    /// Runs one test: the loaded units, then `extra` (e.g. an assert), with `stdin`.
+    pub fn run_test(
+        &mut self,
+        stdin: &[u8],
+        extra: Option<&str>,
+        limits: TestLimits,
+    ) -> Result<TestReport, RunnerError> {
+        let deadline = Instant::now() + Duration::from_millis(limits.wall_ms) + REPORT_GRACE;
+        let extra_bytes = extra.map_or(&[][..], str::as_bytes);
+        let header = RunHeader {
+            op: "run",
+            stdin: stdin.len(),
+            extra: extra_bytes.len(),
+            has_extra: extra.is_some(),
+            wall_ms: limits.wall_ms,
+            cpu_s: limits.cpu_seconds,
+            output_bytes: limits.output_bytes,
+            memory_bytes: limits.address_space_bytes,
+        };
+        self.send(&encode(&header, &[stdin, extra_bytes]), deadline)?;
+        let header = self.receive_header(deadline)?;
+        let mut report: TestReport = serde_json::from_slice(&header)
+            .map_err(|error| RunnerError::Protocol(error.to_string()))?;
+        report.stdout = self.receive_exact(report.stdout_length, deadline)?;
+        report.stderr = self.receive_exact(report.stderr_length, deadline)?;
+        Ok(report)
+    }
+
+    /// Asks the runner to exit; the sandbox then reaps it.
+    pub fn exit(mut self) -> Result<(), RunnerError> {
+        let deadline = Instant::now() + REPORT_GRACE;
+        self.send(&encode(&serde_json::json!({"op": "exit"}), &[]), deadline)
+    }
+
+    fn send(&mut self, mut bytes: &[u8], deadline: Instant) -> Result<(), RunnerError> {
+        while !bytes.is_empty() {
+            wait_ready(self.requests.as_fd(), PollFlags::OUT, deadline)?;
+            match rustix::io::write(&self.requests, bytes) {
+                Ok(written) => bytes = &bytes[written..],
+                Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
+                Err(rustix::io::Errno::PIPE) => return Err(RunnerError::Closed),
+                Err(error) => return Err(RunnerError::Io(error.into())),
+            }
+        }
+        Ok(())
+    }
+
+    fn receive_header(&mut self, deadline: Instant) -> Result<Vec<u8>, RunnerError> {
+        let length = self.receive_exact(4, deadline)?;
+        let length = u32::from_le_bytes(length.try_into().expect("four bytes")) as usize;
+        if length > MAX_HEADER {
+            return Err(RunnerError::Protocol(format!("header of {length} bytes")));
+        }
+        self.receive_exact(length, deadline)
+    }
+
+    fn receive_exact(&mut self, length: usize, deadline: Instant) -> Result<Vec<u8>, RunnerError> {
+        let mut buffer = vec![0; 1 << 16];
+        while self.pending.len() < length {
+            wait_ready(self.responses.as_fd(), PollFlags::IN, deadline)?;
+            match rustix::io::read(&self.responses, &mut buffer) {
+                Ok(0) => return Err(RunnerError::Closed),
+                Ok(read) => self.pending.extend_from_slice(&buffer[..read]),
+                Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
+                Err(error) => return Err(RunnerError::Io(error.into())),
+            }
+        }
+        let rest = self.pending.split_off(length);
+        Ok(std::mem::replace(&mut self.pending, rest))
+    }
+}
+
+/// Waits until `fd` is ready for `flags` or the deadline passes. Hang-up counts as ready: the
+/// following read or write reports it.
+fn wait_ready(
+    fd: std::os::fd::BorrowedFd<'_>,
+    flags: PollFlags,
+    deadline: Instant,
+) -> Result<(), RunnerError> {
+    loop {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if remaining.is_zero() {
+            return Err(RunnerError::Deadline);
+        }
+        let timeout = Timespec {
+            tv_sec: remaining.as_secs() as i64,
+            tv_nsec: i64::from(remaining.subsec_nanos()),
+        };
+        let mut fds = [PollFd::new(&fd, flags)];
+        match poll(&mut fds, Some(&timeout)) {
+            Ok(0) => continue,
+            Ok(_) => return Ok(()),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(error) => return Err(RunnerError::Io(error.into())),
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! The frames exchanged with `runner.py`: a 4-byte little-endian length, a JSON header, then raw
+//! payloads whose lengths the header names.
+
+use serde::{Deserialize, Serialize};
+
+/// Limits the runner applies to one test's child process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TestLimits {
+    /// Wall clock, measured by the runner on a monotonic clock; the child tree is killed after.
+    pub wall_ms: u64,
+    /// `RLIMIT_CPU` in whole seconds (0: none).
+    pub cpu_seconds: u64,
+    /// Largest stdout (and any file) the child may write: `RLIMIT_FSIZE` (0: none).
+    pub output_bytes: u64,
+    /// `RLIMIT_AS` for the child (0: none); the sandbox's cgroup is the real memory limit.
+    pub address_space_bytes: u64,
+}
+
+/// The header of a `run` request.
+#[derive(Debug, Serialize)]
+pub(crate) struct RunHeader {
+    pub(crate) op: &'static str,
+    pub(crate) stdin: usize,
+    pub(crate) extra: usize,
+    pub(crate) has_extra: bool,
+    pub(crate) wall_ms: u64,
+    pub(crate) cpu_s: u64,
+    pub(crate) output_bytes: u64,
+    pub(crate) memory_bytes: u64,
+}
+
+/// The header of a `load` request.
+#[derive(Debug, Serialize)]
+pub(crate) struct LoadHeader<'a> {
+    pub(crate) op: &'static str,
+    pub(crate) units: Vec<usize>,
+    pub(crate) filename: &'a str,
+    pub(crate) preload: &'a [&'a str],
+}
+
+/// What `load` found.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct LoadReport {
+    /// Every preload module imported.
+    pub ok: bool,
+    /// `module: ErrorType: message` for each preload module that failed to import.
+    pub preload_errors: Vec<String>,
+    /// The `SyntaxError` text when a unit does not compile; every test then fails with it.
+    pub compile_error: Option<String>,
+}
+
+/// How a test's child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// It exited by itself (see `exit_code`).
+    Exited,
+    /// A signal ended it (see `signal`): a crash, the CPU limit, the output limit, the OOM killer.
+    Signaled,
+    /// The wall clock ran out and the runner killed it.
+    Timeout,
+}
+
+/// What one test did. The payloads follow the header on the wire.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct TestReport {
+    pub outcome: Outcome,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    /// The program ran to its end (units and extra source) without `SystemExit` or an
+    /// exception: this is how an `exit()` before an appended assert is told from a pass.
+    pub completed: bool,
+    pub wall_ms: f64,
+    pub cpu_ms: f64,
+    pub maxrss_kib: u64,
+    #[serde(rename = "stdout_len")]
+    pub(crate) stdout_length: usize,
+    pub stdout_truncated: bool,
+    #[serde(rename = "stderr_len")]
+    pub(crate) stderr_length: usize,
+    pub stderr_truncated: bool,
+    #[serde(skip)]
+    pub stdout: Vec<u8>,
+    #[serde(skip)]
+    pub stderr: Vec<u8>,
+}
+
+/// Encodes a frame: length, JSON header, payloads.
+pub(crate) fn encode<T: Serialize>(header: &T, payloads: &[&[u8]]) -> Vec<u8> {
+    let json = serde_json::to_vec(header).expect("request headers always serialize");
+    let payload_length: usize = payloads.iter().map(|payload| payload.len()).sum();
+    let mut frame = Vec::with_capacity(4 + json.len() + payload_length);
+    frame.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    frame.extend_from_slice(&json);
+    for payload in payloads {
+        frame.extend_from_slice(payload);
+    }
+    frame
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_length_prefixed_json_then_payloads() {
+        let frame = encode(&serde_json::json!({"op": "exit"}), &[b"ab", b"c"]);
+        assert_eq!(&frame[..4], &13u32.to_le_bytes());
+        assert_eq!(&frame[4..17], br#"{"op":"exit"}"#);
+        assert_eq!(&frame[17..], b"abc");
+    }
+}

@@ -1,0 +1,366 @@
+"""rlvr warm runner: runs one job's tests inside one sandbox, one forked child per test.
+
+The Rust side starts this file as `python -I -S -c <bootstrap>` inside the sandbox and speaks a
+framed protocol over the runner's original stdin (requests) and stdout (responses); both are moved
+to high descriptors at start-up so that each test child gets fresh descriptors 0, 1 and 2 backed by
+memory files (so `open(0)`, `sys.stdin.buffer` and `os.read(0, n)` behave as with a real file).
+
+Frame: 4-byte little-endian length, a JSON header of that length, then the raw payloads whose
+lengths the header names. Requests:
+
+  load  {"op":"load","units":[n,...],"filename":str,"preload":[module,...]}  + unit sources
+        compiles every unit once; imports the preload modules once (numpy, pandas, ...)
+  run   {"op":"run","stdin":n,"extra":n,"wall_ms":int,"cpu_s":int,"output_bytes":int,
+         "memory_bytes":int}  + stdin bytes + extra source
+        forks a child that runs the units then the extra source as `__main__` would, in a fresh
+        copy of the interpreter state, and reports how it ended
+  exit  {"op":"exit"}
+
+Expected outputs never enter the sandbox: the comparison happens in Rust.
+"""
+
+import atexit
+import builtins
+import gc
+import io
+import json
+import os
+import resource
+import select
+import signal
+import struct
+import sys
+import threading
+import time
+import traceback
+import types
+
+try:
+    import _sitebuiltins
+except ImportError:  # pragma: no cover - always present in CPython
+    _sitebuiltins = None
+
+REQUEST_FD = 3
+RESPONSE_FD = 4
+STDERR_CAP = 64 * 1024
+# Exit status Python uses when flushing stdout fails at shutdown.
+FLUSH_FAILED_STATUS = 120
+
+
+def read_exact(fd, size):
+    chunks = []
+    while size > 0:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame():
+    (length,) = struct.unpack("<I", read_exact(REQUEST_FD, 4))
+    return json.loads(read_exact(REQUEST_FD, length))
+
+
+def write_frame(header, *payloads):
+    data = json.dumps(header, separators=(",", ":")).encode()
+    message = struct.pack("<I", len(data)) + data + b"".join(payloads)
+    view = memoryview(message)
+    while view:
+        written = os.write(RESPONSE_FD, view)
+        view = view[written:]
+
+
+def install_site_builtins():
+    """`-S` skips `site`, which is what defines `exit` and `quit`: put the same objects back."""
+    if _sitebuiltins is not None:
+        builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")
+        builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
+
+
+def exit_status(error):
+    """The process exit status `python script.py` gives for an uncaught `SystemExit`."""
+    code = error.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        print(code, file=sys.stderr)
+    except Exception:
+        pass
+    return 1
+
+
+def fresh_standard_streams():
+    """New text streams on descriptors 0, 1, 2, configured as CPython configures them for
+    a non-interactive run (UTF-8, no newline translation, stderr with backslashreplace)."""
+    sys.stdin = sys.__stdin__ = io.TextIOWrapper(
+        io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8", errors="strict", newline="\n"
+    )
+    sys.stdout = sys.__stdout__ = io.TextIOWrapper(
+        io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8", errors="strict", newline="\n"
+    )
+    sys.stderr = sys.__stderr__ = io.TextIOWrapper(
+        io.BufferedWriter(io.FileIO(2, "w", closefd=False)),
+        encoding="utf-8",
+        errors="backslashreplace",
+        newline="\n",
+        line_buffering=True,
+    )
+
+
+def reseed_random_generators():
+    """A forked child inherits the parent's generator state; a fresh process would not."""
+    random_module = sys.modules.get("random")
+    if random_module is not None:
+        random_module.seed()
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        try:
+            numpy_random.seed()
+        except Exception:
+            pass
+
+
+def run_child(units, extra, filename, descriptors, marker_fd, marker, limits):
+    """In the forked child: become a fresh `python FILE` and never return."""
+    status = 1
+    try:
+        for target, source in enumerate(descriptors):
+            os.dup2(source, target)
+        os.closerange(3, marker_fd)
+        os.closerange(marker_fd + 1, 1 << 16)
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        cpu = limits["cpu_s"]
+        if cpu > 0:
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        if limits["output_bytes"] > 0:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limits["output_bytes"], limits["output_bytes"]))
+        if limits["memory_bytes"] > 0:
+            resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
+        fresh_standard_streams()
+        reseed_random_generators()
+        main = types.ModuleType("__main__")
+        main.__dict__.update({"__file__": filename, "__builtins__": builtins, "__cached__": None})
+        sys.modules["__main__"] = main
+        sys.argv = [filename]
+        gc.enable()
+        try:
+            for code in units:
+                exec(code, main.__dict__)
+            if extra is not None:
+                exec(extra, main.__dict__)
+            status = 0
+            completed = True
+        except SystemExit as error:
+            status = exit_status(error)
+            completed = False
+        except BaseException as error:
+            # Print the traceback as `python FILE` would: without this runner's own frame.
+            traceback.print_exception(type(error), error, error.__traceback__.tb_next)
+            status = 1
+            completed = False
+        # What `Py_FinalizeEx` does before flushing: join non-daemon threads, run atexit.
+        try:
+            threading._shutdown()
+        except BaseException:
+            pass
+        try:
+            atexit._run_exitfuncs()
+        except BaseException:
+            pass
+        # Interpreter shutdown flushes the standard streams unless the program closed them.
+        try:
+            if not sys.stdout.closed:
+                sys.stdout.flush()
+        except BaseException:
+            status = FLUSH_FAILED_STATUS if status == 0 else status
+            completed = False
+        try:
+            if not sys.stderr.closed:
+                sys.stderr.flush()
+        except BaseException:
+            pass
+        if completed:
+            try:
+                os.write(marker_fd, marker)
+            except OSError:
+                pass
+    finally:
+        os._exit(status)
+
+
+def memory_file(name, content=b""):
+    fd = os.memfd_create(name, 0)
+    if content:
+        view = memoryview(content)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def read_memory_file(fd, cap):
+    size = os.fstat(fd).st_size
+    os.lseek(fd, 0, os.SEEK_SET)
+    data = read_exact(fd, min(size, cap)) if size else b""
+    return data, size > cap
+
+
+def kill_everything_else(child):
+    """Kill the test's whole process tree, then reap every child."""
+    if os.getpid() == 1:
+        # We are the PID namespace's init: -1 reaches every other process in the namespace,
+        # including daemons that left the child's process group.
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    else:
+        try:
+            os.killpg(child, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def reap_all():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def run_test(state, header, stdin, extra_source):
+    if state["compile_error"] is not None:
+        stderr = state["compile_error"].encode("utf-8", "backslashreplace")
+        return {"outcome": "exited", "exit_code": 1, "signal": None, "completed": False,
+                "wall_ms": 0.0, "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
+                "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr
+    extra = None
+    if extra_source is not None:
+        try:
+            extra = compile(extra_source, "<test>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as error:
+            stderr = "".join(traceback.format_exception_only(type(error), error)).encode()
+            return {"outcome": "exited", "exit_code": 1, "signal": None, "completed": False,
+                    "wall_ms": 0.0, "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
+                    "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr
+    stdin_fd = memory_file("stdin", stdin)
+    stdout_fd = memory_file("stdout")
+    stderr_fd = memory_file("stderr")
+    marker_read, marker_write = os.pipe()
+    marker = os.urandom(16)
+    output_cap = header["output_bytes"]
+    started = time.monotonic()
+    child = os.fork()
+    if child == 0:
+        try:
+            os.setpgid(0, 0)
+        except OSError:
+            pass
+        os.close(marker_read)
+        run_child(state["units"], extra, state["filename"], (stdin_fd, stdout_fd, stderr_fd), marker_write, marker, header)
+    os.close(marker_write)
+    os.close(stdin_fd)
+    pidfd = os.pidfd_open(child)
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    timed_out = not poller.poll(max(header["wall_ms"], 1))
+    os.close(pidfd)
+    if timed_out:
+        kill_everything_else(child)
+    _, wait_status, usage = os.wait4(child, 0)
+    wall_ms = (time.monotonic() - started) * 1000.0
+    kill_everything_else(child)
+    reap_all()
+    received = b""
+    try:
+        os.set_blocking(marker_read, False)
+        received = os.read(marker_read, 64)
+    except (BlockingIOError, OSError):
+        pass
+    os.close(marker_read)
+    stdout, stdout_truncated = read_memory_file(stdout_fd, output_cap if output_cap > 0 else 1 << 62)
+    stderr, stderr_truncated = read_memory_file(stderr_fd, STDERR_CAP)
+    os.close(stdout_fd)
+    os.close(stderr_fd)
+    exit_code = os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else None
+    signal_number = os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None
+    if signal_number == signal.SIGXFSZ:
+        stdout_truncated = True
+    result = {
+        "outcome": "timeout" if timed_out else ("signaled" if signal_number is not None else "exited"),
+        "exit_code": exit_code,
+        "signal": signal_number,
+        "completed": received == marker,
+        "wall_ms": round(wall_ms, 3),
+        "cpu_ms": round((usage.ru_utime + usage.ru_stime) * 1000.0, 3),
+        "maxrss_kib": usage.ru_maxrss,
+        "stdout_len": len(stdout),
+        "stdout_truncated": stdout_truncated,
+        "stderr_len": len(stderr),
+        "stderr_truncated": stderr_truncated,
+    }
+    return result, stdout, stderr
+
+
+def load(state, header, sources):
+    state["filename"] = header.get("filename", "solution.py")
+    failed = []
+    for module in header.get("preload", []):
+        try:
+            __import__(module)
+        except BaseException as error:
+            failed.append(f"{module}: {type(error).__name__}: {error}")
+    state["units"] = []
+    state["compile_error"] = None
+    for source in sources:
+        try:
+            state["units"].append(compile(source, state["filename"], "exec", dont_inherit=True))
+        except (SyntaxError, ValueError) as error:
+            state["compile_error"] = "".join(traceback.format_exception_only(type(error), error))
+            state["units"] = []
+            break
+    # Keep the heap small and stable for fork: collect now, freeze survivors.
+    gc.collect()
+    gc.freeze()
+    return {"ok": not failed, "preload_errors": failed, "compile_error": state["compile_error"]}
+
+
+def main():
+    os.dup2(0, REQUEST_FD)
+    os.dup2(1, RESPONSE_FD)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(null, fd)
+    os.close(null)
+    install_site_builtins()
+    state = {"units": [], "compile_error": None, "filename": "solution.py"}
+    while True:
+        try:
+            header = read_frame()
+        except EOFError:
+            return
+        operation = header.get("op")
+        if operation == "load":
+            sources = [read_exact(REQUEST_FD, size).decode("utf-8", "surrogatepass") for size in header["units"]]
+            write_frame(load(state, header, sources))
+        elif operation == "run":
+            stdin = read_exact(REQUEST_FD, header["stdin"])
+            extra = read_exact(REQUEST_FD, header["extra"]).decode("utf-8", "surrogatepass") if header.get("has_extra") else None
+            result, stdout, stderr = run_test(state, header, stdin, extra)
+            write_frame(result, stdout, stderr)
+        elif operation == "exit":
+            return
+        else:
+            write_frame({"error": f"unknown operation {operation!r}"})
+
+
+if __name__ == "__main__":
+    main()

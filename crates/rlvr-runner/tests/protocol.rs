@@ -1,0 +1,255 @@
+//! The runner protocol end to end against a real interpreter. These tests exercise the
+//! protocol and the per-test process semantics only; isolation is the sandbox's job and is
+//! tested there (production always starts the runner inside the sandbox).
+
+use std::os::fd::OwnedFd;
+use std::process::{Child, Command, Stdio};
+
+use rlvr_runner::{Outcome, Runner, RunnerError, TestLimits};
+
+fn python() -> String {
+    std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+fn start() -> (Child, Runner) {
+    let mut child = Command::new(python())
+        .args(rlvr_runner::interpreter_arguments())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("python starts");
+    let requests = OwnedFd::from(child.stdin.take().unwrap());
+    let responses = OwnedFd::from(child.stdout.take().unwrap());
+    (child, Runner::new(requests, responses))
+}
+
+const LIMITS: TestLimits = TestLimits {
+    wall_ms: 5_000,
+    cpu_seconds: 5,
+    output_bytes: 1 << 20,
+    address_space_bytes: 0,
+};
+
+#[test]
+fn compiles_once_and_runs_each_test_in_a_fresh_child() {
+    let (mut child, mut runner) = start();
+    let source = "import sys\ncount = globals().get('count', 0) + 1\na, b = map(int, sys.stdin.readline().split())\nprint(a + b, count)";
+    let report = runner.load(&[source], "solution.py", &[]).unwrap();
+    assert!(report.ok && report.compile_error.is_none());
+    for (input, expected) in [("1 2\n", "3 1\n"), ("40 2\n", "42 1\n")] {
+        let test = runner.run_test(input.as_bytes(), None, LIMITS).unwrap();
+        assert_eq!(test.outcome, Outcome::Exited);
+        assert_eq!(test.exit_code, Some(0));
+        assert!(test.completed);
+        assert_eq!(
+            String::from_utf8_lossy(&test.stdout),
+            expected,
+            "state must not leak between tests"
+        );
+    }
+    runner.exit().unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn stdin_works_through_every_interface() {
+    let (_child, mut runner) = start();
+    let source = "import os, sys\nfirst = os.read(0, 3)\nrest = sys.stdin.buffer.read()\nprint(first, rest, open(0).read() == '')";
+    runner.load(&[source], "solution.py", &[]).unwrap();
+    let test = runner.run_test(b"abcdef", None, LIMITS).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&test.stdout),
+        "b'abc' b'def' True\n"
+    );
+}
+
+#[test]
+fn exit_before_the_assert_is_not_completed() {
+    let (_child, mut runner) = start();
+    runner
+        .load(&["def f(x):\n    return x + 1\nexit()"], "solution.py", &[])
+        .unwrap();
+    let test = runner
+        .run_test(b"", Some("assert f(1) == 3"), LIMITS)
+        .unwrap();
+    assert_eq!(
+        test.exit_code,
+        Some(0),
+        "exit() exits 0, which is the reference rewards' hole"
+    );
+    assert!(!test.completed, "the assert never ran");
+    runner
+        .load(&["def f(x):\n    return x + 1"], "solution.py", &[])
+        .unwrap();
+    let passing = runner
+        .run_test(b"", Some("assert f(1) == 2"), LIMITS)
+        .unwrap();
+    assert!(passing.completed && passing.exit_code == Some(0));
+    let failing = runner
+        .run_test(b"", Some("assert f(1) == 3"), LIMITS)
+        .unwrap();
+    assert_eq!(failing.exit_code, Some(1));
+    assert!(String::from_utf8_lossy(&failing.stderr).contains("AssertionError"));
+}
+
+#[test]
+fn os_exit_zero_is_not_completed_either() {
+    let (_child, mut runner) = start();
+    runner
+        .load(
+            &["import os\nprint('4', flush=True)\nos._exit(0)"],
+            "solution.py",
+            &[],
+        )
+        .unwrap();
+    let test = runner.run_test(b"", None, LIMITS).unwrap();
+    assert_eq!((test.exit_code, test.completed), (Some(0), false));
+    assert_eq!(test.stdout, b"4\n");
+}
+
+#[test]
+fn a_syntax_error_fails_every_test_with_its_message() {
+    let (_child, mut runner) = start();
+    let report = runner.load(&["x = (\n"], "solution.py", &[]).unwrap();
+    assert!(
+        report
+            .compile_error
+            .as_deref()
+            .unwrap()
+            .contains("SyntaxError")
+    );
+    let test = runner.run_test(b"", None, LIMITS).unwrap();
+    assert_eq!(test.exit_code, Some(1));
+    assert!(String::from_utf8_lossy(&test.stderr).contains("SyntaxError"));
+}
+
+#[test]
+fn a_missing_preload_module_is_reported() {
+    let (_child, mut runner) = start();
+    let report = runner
+        .load(&["pass"], "solution.py", &["json", "no_such_module_rlvr"])
+        .unwrap();
+    assert!(!report.ok);
+    assert_eq!(report.preload_errors.len(), 1);
+    assert!(report.preload_errors[0].starts_with("no_such_module_rlvr: ModuleNotFoundError"));
+}
+
+#[test]
+fn the_wall_clock_kills_a_loop_and_the_runner_goes_on() {
+    let (_child, mut runner) = start();
+    runner
+        .load(
+            &["import sys\nif sys.stdin.read() == 'spin':\n    while True: pass\nprint('fine')"],
+            "solution.py",
+            &[],
+        )
+        .unwrap();
+    let limits = TestLimits {
+        wall_ms: 300,
+        ..LIMITS
+    };
+    let spinning = runner.run_test(b"spin", None, limits).unwrap();
+    assert_eq!(spinning.outcome, Outcome::Timeout);
+    assert!(spinning.wall_ms >= 300.0);
+    let after = runner.run_test(b"", None, limits).unwrap();
+    assert_eq!(after.stdout, b"fine\n");
+}
+
+#[test]
+fn output_past_the_limit_is_cut_and_marked() {
+    let (_child, mut runner) = start();
+    runner
+        .load(
+            &["import sys\nwhile True:\n    sys.stdout.write('x' * 65536)"],
+            "solution.py",
+            &[],
+        )
+        .unwrap();
+    let limits = TestLimits {
+        output_bytes: 1 << 20,
+        ..LIMITS
+    };
+    let test = runner.run_test(b"", None, limits).unwrap();
+    assert!(test.stdout_truncated);
+    assert!(test.stdout.len() <= 1 << 20);
+    assert_eq!(test.signal, Some(25), "SIGXFSZ");
+}
+
+#[test]
+fn a_fifty_megabyte_stdin_that_is_never_read_does_not_block() {
+    let (_child, mut runner) = start();
+    runner
+        .load(&["print('ignored the input')"], "solution.py", &[])
+        .unwrap();
+    let input = vec![b'7'; 50 << 20];
+    let test = runner.run_test(&input, None, LIMITS).unwrap();
+    assert_eq!(test.stdout, b"ignored the input\n");
+}
+
+#[test]
+fn pre_imported_random_generators_are_reseeded_per_test() {
+    let (_child, mut runner) = start();
+    runner
+        .load(
+            &["import random\nprint(random.random())"],
+            "solution.py",
+            &["random"],
+        )
+        .unwrap();
+    let first = runner.run_test(b"", None, LIMITS).unwrap();
+    let second = runner.run_test(b"", None, LIMITS).unwrap();
+    assert_ne!(first.stdout, second.stdout);
+}
+
+#[test]
+fn atexit_handlers_and_threads_finish_before_the_report() {
+    let (_child, mut runner) = start();
+    let source = "import atexit, threading, time\natexit.register(lambda: print('atexit'))\ndef late():\n    time.sleep(0.1)\n    print('thread')\nthreading.Thread(target=late).start()";
+    runner.load(&[source], "solution.py", &[]).unwrap();
+    let test = runner.run_test(b"", None, LIMITS).unwrap();
+    assert_eq!(test.stdout, b"thread\natexit\n");
+}
+
+#[test]
+fn a_dead_runner_is_an_error_not_a_hang() {
+    let (mut child, mut runner) = start();
+    runner.load(&["pass"], "solution.py", &[]).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let error = runner.run_test(b"", None, LIMITS).unwrap_err();
+    assert!(
+        matches!(error, RunnerError::Closed | RunnerError::Io(_)),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_stuck_runner_hits_the_deadline() {
+    let (mut child, mut runner) = start();
+    runner.load(&["pass"], "solution.py", &[]).unwrap();
+    // SIGSTOP: alive but silent.
+    let pid = child.id() as i32;
+    assert_eq!(unsafe_free_kill(pid, "STOP"), 0);
+    let limits = TestLimits {
+        wall_ms: 10,
+        ..LIMITS
+    };
+    let started = std::time::Instant::now();
+    let error = runner.run_test(b"", None, limits).unwrap_err();
+    assert!(matches!(error, RunnerError::Deadline), "{error}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// Sends a signal with the `kill` command, keeping this test crate free of `unsafe`.
+fn unsafe_free_kill(pid: i32, signal: &str) -> i32 {
+    Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap()
+        .code()
+        .unwrap_or(-1)
+}
