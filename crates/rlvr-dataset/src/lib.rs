@@ -1,5 +1,32 @@
 //! The code-rlvr-15k dataset: a Python-compatible JSON parser, the record model, a streaming
 //! parallel reader that keeps line numbers and byte offsets, validation, statistics and a
 //! generator of synthetic files with the same shape.
+//!
+//! Entry points: [`reader::for_each_line`] (stream every row in order, parsing in parallel),
+//! [`reader::read_row`] (one row by index), [`reader::parse_line`] then [`Record::from_value`]
+//! (one line into the owned record), [`validation`] and [`stats`] (the card's checks and figures).
 
+pub mod error;
+pub mod json;
+pub mod reader;
+pub mod record;
+pub mod stats;
 pub mod synth;
+pub mod text;
+pub mod validation;
+
+pub use error::{BadLine, LineError, ReadError};
+pub use reader::{
+    LinePosition, ReadOptions, ReadSummary, RowLookup, for_each_line, parse_line, read_row,
+};
+pub use record::{
+    Message, Metadata, Record, RecordError, RecordRef, TestKind, TestValue, Tests, TestsRef,
+};
+pub use stats::{DatasetStats, RowFigures, StatsAccumulator};
+pub use validation::{Check, ValidationAccumulator, ValidationReport};
+
+/// Reads one line into the owned record.
+pub fn parse_record(line: &[u8]) -> Result<Record, LineError> {
+    let value = parse_line(line)?;
+    Record::from_value(&value).map_err(|source| LineError::InvalidRecord { source })
+}

@@ -1,0 +1,454 @@
+//! Streaming, parallel reading of a JSON Lines file, rows delivered in file order.
+//!
+//! One thread reads the file in chunks that end on a line boundary (and, when asked, feeds every
+//! byte to SHA-256, so hashing overlaps with parsing); worker threads, one per core, split their
+//! chunk into lines and run the caller's `map` on each; the calling thread puts the chunks back
+//! in order and hands each row, with its position, to the caller's `consume`.
+//!
+//! Memory is bounded: a fixed pool of chunk buffers circulates between the three stages and a
+//! chunk's buffer is reused only after its rows were consumed, so at most
+//! `(2 * workers + 2) * chunk_bytes` of file data is held (plus a line longer than a chunk, which
+//! grows its buffer up to [`MAX_LINE_BYTES`]).
+//!
+//! Plain scoped threads and channels are used rather than rayon: this is a pipeline whose
+//! workers block on a channel, which rayon's work-stealing pool is not meant for.
+//!
+//! Lines end with `\n`; a `\r` before it is dropped (CRLF files); the last line may lack its
+//! newline. A line holding only spaces, tabs or carriage returns is blank: it is counted but is
+//! not a row. Row index = zero-based ordinal of the non-blank lines.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::mpsc;
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{LineError, ReadError};
+use crate::json::{self, ValueRef};
+
+/// A line longer than this stops reading with [`ReadError::LineTooLong`].
+pub const MAX_LINE_BYTES: usize = 1 << 30;
+
+/// How to read.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// Target chunk size in bytes (a chunk always ends on a line boundary).
+    pub chunk_bytes: usize,
+    /// Parsing threads.
+    pub workers: usize,
+    /// Compute the SHA-256 of the whole file while reading.
+    pub sha256: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self {
+            chunk_bytes: 16 << 20,
+            workers: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            sha256: false,
+        }
+    }
+}
+
+/// Where a row is in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct LinePosition {
+    /// Zero-based ordinal among the non-blank lines.
+    pub row: u64,
+    /// 1-based line number (blank lines counted).
+    pub line: u64,
+    /// Byte offset of the first byte of the line.
+    pub byte_offset: u64,
+}
+
+/// What reading the whole file found, besides the rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadSummary {
+    /// Bytes in the file.
+    pub bytes: u64,
+    /// Lines, blank ones included.
+    pub lines: u64,
+    /// Non-blank lines.
+    pub rows: u64,
+    /// Lines holding only whitespace.
+    pub blank_lines: u64,
+    /// SHA-256 of the file, when asked for.
+    pub sha256: Option<[u8; 32]>,
+}
+
+/// Validates UTF-8 and parses one line (without its line end) as Python's `json.loads` would,
+/// rejecting a carriage return inside the line as Python's universal-newline reading would split
+/// it there.
+pub fn parse_line(line: &[u8]) -> Result<ValueRef<'_>, LineError> {
+    let text = match simdutf8::basic::from_utf8(line) {
+        Ok(text) => text,
+        Err(_) => {
+            let offset =
+                simdutf8::compat::from_utf8(line).map_or_else(|error| error.valid_up_to(), |_| 0);
+            return Err(LineError::InvalidUtf8 { offset });
+        }
+    };
+    if json::has_control_bytes(line)
+        && let Some(offset) = memchr::memchr(b'\r', line)
+    {
+        return Err(LineError::CarriageReturn { offset });
+    }
+    json::parse(text).map_err(|source| LineError::InvalidJson { source })
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter()
+        .all(|&byte| matches!(byte, b' ' | b'\t' | b'\r'))
+}
+
+fn strip_carriage_return(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> ReadError {
+    ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Opens `path` for reading, refusing directories with a clear error.
+pub(crate) fn open(path: &Path) -> Result<(fs_err::File, u64), ReadError> {
+    let metadata = fs_err::metadata(path).map_err(|source| io_error(path, source))?;
+    if metadata.is_dir() {
+        return Err(ReadError::Directory {
+            path: path.to_path_buf(),
+        });
+    }
+    let file = fs_err::File::open(path).map_err(|source| io_error(path, source))?;
+    Ok((file, metadata.len()))
+}
+
+struct Chunk {
+    sequence: u64,
+    data: Vec<u8>,
+    start_offset: u64,
+}
+
+struct ChunkOutput<T> {
+    sequence: u64,
+    data: Vec<u8>,
+    start_offset: u64,
+    lines: u64,
+    blank_lines: u64,
+    /// (line ordinal within the chunk, byte offset within the chunk, mapped value)
+    rows: Vec<(u64, u64, T)>,
+}
+
+/// Reads every line of `path`: `map` runs on worker threads for each non-blank line (without
+/// its line end), and `consume` runs on the calling thread for each result, in file order.
+///
+/// Only problems with the file itself are errors; what `map` makes of a bad line is up to it
+/// (typically a `Result` carrying a [`LineError`]).
+pub fn for_each_line<T, Map, Consume>(
+    path: &Path,
+    options: &ReadOptions,
+    map: Map,
+    mut consume: Consume,
+) -> Result<ReadSummary, ReadError>
+where
+    T: Send,
+    Map: Fn(&[u8]) -> T + Sync,
+    Consume: FnMut(LinePosition, T),
+{
+    let (file, _) = open(path)?;
+    let workers = options.workers.max(1);
+    let pool_size = 2 * workers + 2;
+    let chunk_bytes = options.chunk_bytes.max(1024);
+    let (chunk_sender, chunk_receiver) = mpsc::sync_channel::<Chunk>(pool_size);
+    let chunk_receiver = Mutex::new(chunk_receiver);
+    let (output_sender, output_receiver) = mpsc::channel::<ChunkOutput<T>>();
+    let (recycle_sender, recycle_receiver) = mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|scope| {
+        let reader = scope.spawn({
+            let path = path.to_path_buf();
+            let hash = options.sha256;
+            move || {
+                read_chunks(
+                    file,
+                    path,
+                    chunk_bytes,
+                    hash,
+                    pool_size,
+                    &chunk_sender,
+                    &recycle_receiver,
+                )
+            }
+        });
+        for _ in 0..workers {
+            let output_sender = output_sender.clone();
+            let (chunk_receiver, map) = (&chunk_receiver, &map);
+            scope.spawn(move || {
+                loop {
+                    let next = match chunk_receiver.lock() {
+                        Ok(receiver) => receiver.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok(chunk) = next else { return };
+                    if output_sender.send(split_and_map(chunk, map)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(output_sender);
+
+        let mut summary = ReadSummary {
+            bytes: 0,
+            lines: 0,
+            rows: 0,
+            blank_lines: 0,
+            sha256: None,
+        };
+        let mut pending = std::collections::BTreeMap::new();
+        let mut next_sequence = 0;
+        for output in output_receiver {
+            pending.insert(output.sequence, output);
+            while let Some(output) = pending.remove(&next_sequence) {
+                for (line, offset, value) in output.rows {
+                    let position = LinePosition {
+                        row: summary.rows,
+                        line: summary.lines + line + 1,
+                        byte_offset: output.start_offset + offset,
+                    };
+                    summary.rows += 1;
+                    consume(position, value);
+                }
+                summary.lines += output.lines;
+                summary.blank_lines += output.blank_lines;
+                summary.bytes = output.start_offset + output.data.len() as u64;
+                // The reader may have finished already; then the buffer is simply dropped.
+                let _ = recycle_sender.send(output.data);
+                next_sequence += 1;
+            }
+        }
+        let (bytes, sha256) = match reader.join() {
+            Ok(result) => result?,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        summary.bytes = bytes;
+        summary.sha256 = sha256;
+        Ok(summary)
+    })
+}
+
+fn split_and_map<T>(chunk: Chunk, map: &(impl Fn(&[u8]) -> T + Sync)) -> ChunkOutput<T> {
+    let data = &chunk.data;
+    let mut rows = Vec::new();
+    let (mut lines, mut blank_lines, mut start) = (0, 0, 0);
+    while start < data.len() {
+        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |found| start + found);
+        let line = strip_carriage_return(&data[start..end]);
+        if is_blank(line) {
+            blank_lines += 1;
+        } else {
+            rows.push((lines, start as u64, map(line)));
+        }
+        lines += 1;
+        start = end + 1;
+    }
+    ChunkOutput {
+        sequence: chunk.sequence,
+        data: chunk.data,
+        start_offset: chunk.start_offset,
+        lines,
+        blank_lines,
+        rows,
+    }
+}
+
+/// Appends up to `want` bytes; returns true at end of file.
+fn fill(
+    file: &mut fs_err::File,
+    path: &Path,
+    buffer: &mut Vec<u8>,
+    want: usize,
+    hasher: &mut Option<Sha256>,
+) -> Result<bool, ReadError> {
+    let before = buffer.len();
+    buffer.reserve(want);
+    let read = Read::by_ref(file)
+        .take(want as u64)
+        .read_to_end(buffer)
+        .map_err(|source| io_error(path, source))?;
+    if let Some(hasher) = hasher {
+        hasher.update(&buffer[before..]);
+    }
+    Ok(read < want)
+}
+
+fn read_chunks(
+    mut file: fs_err::File,
+    path: PathBuf,
+    chunk_bytes: usize,
+    hash: bool,
+    pool_size: usize,
+    chunk_sender: &mpsc::SyncSender<Chunk>,
+    recycle_receiver: &mpsc::Receiver<Vec<u8>>,
+) -> Result<(u64, Option<[u8; 32]>), ReadError> {
+    let mut hasher = hash.then(Sha256::new);
+    let mut carry: Vec<u8> = Vec::new();
+    let (mut allocated, mut sequence, mut offset, mut lines_sent) = (0, 0u64, 0u64, 0u64);
+    let mut at_end = false;
+    loop {
+        let mut buffer = if allocated < pool_size {
+            allocated += 1;
+            Vec::with_capacity(chunk_bytes + chunk_bytes / 4)
+        } else {
+            match recycle_receiver.recv() {
+                Ok(buffer) => buffer,
+                Err(_) => break,
+            }
+        };
+        buffer.clear();
+        buffer.append(&mut carry);
+        if !at_end && buffer.len() < chunk_bytes {
+            let want = chunk_bytes - buffer.len();
+            at_end = fill(&mut file, &path, &mut buffer, want, &mut hasher)?;
+        }
+        // Cut after the last newline; a chunk without one grows until it has one or the file ends.
+        loop {
+            if let Some(last) = memchr::memrchr(b'\n', &buffer) {
+                carry.extend_from_slice(&buffer[last + 1..]);
+                buffer.truncate(last + 1);
+                break;
+            }
+            if at_end {
+                break;
+            }
+            if buffer.len() >= MAX_LINE_BYTES {
+                return Err(ReadError::LineTooLong {
+                    path,
+                    line: lines_sent + 1,
+                    byte_offset: offset,
+                    limit: MAX_LINE_BYTES,
+                });
+            }
+            let want = buffer.len().max(chunk_bytes);
+            at_end = fill(&mut file, &path, &mut buffer, want, &mut hasher)?;
+        }
+        if buffer.is_empty() {
+            break;
+        }
+        lines_sent += memchr::memchr_iter(b'\n', &buffer).count() as u64;
+        let length = buffer.len() as u64;
+        if chunk_sender
+            .send(Chunk {
+                sequence,
+                data: buffer,
+                start_offset: offset,
+            })
+            .is_err()
+        {
+            break;
+        }
+        sequence += 1;
+        offset += length;
+        if at_end && carry.is_empty() {
+            break;
+        }
+    }
+    Ok((offset, hasher.map(|hasher| hasher.finalize().into())))
+}
+
+/// One line fetched by index, without its line end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawRow {
+    /// Where it is.
+    pub position: LinePosition,
+    /// The line's bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// The result of looking a row up by index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowLookup {
+    /// The row exists.
+    Found(RawRow),
+    /// The file has only `rows` rows.
+    OutOfRange {
+        /// How many rows the file has.
+        rows: u64,
+    },
+}
+
+/// Finds row `index` (zero-based, blank lines skipped) by scanning for newlines only; nothing
+/// but the wanted line is parsed or copied.
+pub fn read_row(path: &Path, index: u64) -> Result<RowLookup, ReadError> {
+    let (mut file, _) = open(path)?;
+    let mut block = vec![0u8; 8 << 20];
+    let (mut row, mut line, mut line_start, mut file_offset) = (0u64, 0u64, 0u64, 0u64);
+    let mut has_content = false;
+    let mut collected: Option<Vec<u8>> = None;
+    loop {
+        let read = file
+            .read(&mut block)
+            .map_err(|source| io_error(path, source))?;
+        if read == 0 {
+            break;
+        }
+        let data = &block[..read];
+        let mut position = 0;
+        while position < data.len() {
+            let newline = memchr::memchr(b'\n', &data[position..]).map(|found| position + found);
+            let end = newline.unwrap_or(data.len());
+            let segment = &data[position..end];
+            if !has_content && !is_blank(segment) {
+                has_content = true;
+                if row == index {
+                    collected = Some(Vec::new());
+                }
+            }
+            if let Some(bytes) = collected.as_mut() {
+                if bytes.len() + segment.len() > MAX_LINE_BYTES {
+                    return Err(ReadError::LineTooLong {
+                        path: path.to_path_buf(),
+                        line: line + 1,
+                        byte_offset: line_start,
+                        limit: MAX_LINE_BYTES,
+                    });
+                }
+                bytes.extend_from_slice(segment);
+            }
+            let Some(newline) = newline else {
+                position = end;
+                continue;
+            };
+            if let Some(bytes) = collected.take() {
+                return Ok(found_row(row, line, line_start, bytes));
+            }
+            row += u64::from(has_content);
+            line += 1;
+            has_content = false;
+            line_start = file_offset + newline as u64 + 1;
+            position = newline + 1;
+        }
+        file_offset += read as u64;
+    }
+    match collected {
+        Some(bytes) => Ok(found_row(row, line, line_start, bytes)),
+        None => Ok(RowLookup::OutOfRange {
+            rows: row + u64::from(has_content),
+        }),
+    }
+}
+
+fn found_row(row: u64, line: u64, line_start: u64, mut bytes: Vec<u8>) -> RowLookup {
+    if bytes.last() == Some(&b'\r') {
+        bytes.pop();
+    }
+    RowLookup::Found(RawRow {
+        position: LinePosition {
+            row,
+            line: line + 1,
+            byte_offset: line_start,
+        },
+        bytes,
+    })
+}
