@@ -1,2 +1,45 @@
 //! Turn a model response and a record's tests into a reward: extraction, profiles, output
 //! comparison, scoring, and the scheduler that runs tests through the sandbox.
+//!
+//! The pure policy layer lives here: [`plan`] turns (profile, response, tests, options) into
+//! an immediate [`JobResult`] or the [`TestProgram`]s to run; the executor runs them and maps
+//! each outcome into an [`ExecutionResult`]; [`judge_test`] gives each a [`Verdict`];
+//! [`aggregate`] scores the job.
+
+mod assembly;
+pub mod comparison;
+mod decimal;
+mod exit_code;
+mod extraction;
+mod format_gate;
+mod job_result;
+mod limits;
+mod plan;
+pub mod prelude;
+mod profile;
+mod python_text;
+mod scoring;
+mod selection;
+mod test_suite;
+mod value_join;
+mod verdict;
+
+pub use assembly::FunctionalAssembly;
+pub use comparison::OutputComparison;
+pub use exit_code::{ExitCodePolicy, Runner};
+pub use extraction::Extraction;
+pub use format_gate::{FormatFailure, FormatGate};
+pub use job_result::{JobResult, JobRun, Status, TestReport, TestRun, aggregate};
+pub use limits::Limits;
+pub use plan::{ExecutionPlan, Plan, PlanOptions, Stage, StageCondition, TestProgram, plan};
+pub use profile::{Profile, ProfileError, ProfileName, describe_profiles};
+pub use scoring::{
+    CODE_R1_FAILURE, CODE_R1_FORMAT_ERROR, CODE_R1_SUCCESS, KLEAR_MISSING_THINK_CLOSE,
+    KLEAR_MISSING_THINK_OPEN, KLEAR_NO_CODE, PRIME_SCORED_TESTS, Scoring,
+};
+pub use selection::{TestSelection, sample_indices};
+pub use test_suite::{
+    FunctionalTests, InputOutputTest, TestSuite, TestSuiteError, TestValue, Tests,
+};
+pub use value_join::ValueJoin;
+pub use verdict::{ExecutionResult, Verdict, judge_test};

@@ -1,0 +1,122 @@
+//! Test verdicts: what the executor reports for one test program and how a profile judges it.
+//! A failing program is a verdict, never an error; only infrastructure failure is
+//! `sandbox_error`.
+
+use std::time::Duration;
+
+use crate::plan::TestProgram;
+use crate::profile::Profile;
+use crate::python_text::python_strip;
+
+/// The outcome of one test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The test passed.
+    Pass,
+    /// The program finished but printed the wrong output (or exited before the sentinel).
+    WrongAnswer,
+    /// The program failed: non-zero exit status or killed by a signal.
+    RuntimeError,
+    /// The program exceeded its wall-clock limit (or the job's deadline).
+    Timeout,
+    /// The program exceeded its memory limit.
+    MemoryLimit,
+    /// The program printed more than the output limit.
+    OutputLimit,
+    /// The sandbox could not run the program; never counted as a wrong answer.
+    SandboxError,
+    /// The test was not run (early stop).
+    Skipped,
+}
+
+impl Verdict {
+    /// Every verdict, in report order.
+    pub const ALL: [Self; 8] = [
+        Self::Pass,
+        Self::WrongAnswer,
+        Self::RuntimeError,
+        Self::Timeout,
+        Self::MemoryLimit,
+        Self::OutputLimit,
+        Self::SandboxError,
+        Self::Skipped,
+    ];
+
+    /// The name used in JSON and summaries.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::WrongAnswer => "wrong_answer",
+            Self::RuntimeError => "runtime_error",
+            Self::Timeout => "timeout",
+            Self::MemoryLimit => "memory_limit",
+            Self::OutputLimit => "output_limit",
+            Self::SandboxError => "sandbox_error",
+            Self::Skipped => "skipped",
+        }
+    }
+}
+
+/// What running one test program produced; the sandbox's outcome is mapped into this.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExecutionResult {
+    /// Exit status when the program exited normally.
+    pub exit_code: Option<i32>,
+    /// Signal number when the program was killed by a signal.
+    pub signal: Option<i32>,
+    /// Captured standard output (possibly truncated at the output limit).
+    pub stdout: Vec<u8>,
+    /// The wall-clock limit was hit.
+    pub timed_out: bool,
+    /// The memory limit was hit.
+    pub memory_exceeded: bool,
+    /// The output limit was hit.
+    pub output_exceeded: bool,
+    /// The sandbox failed to set up or run the program.
+    pub sandbox_error: Option<String>,
+    /// Wall time of the run, for reports.
+    pub wall_time: Option<Duration>,
+}
+
+/// Judges one executed test program under a profile's rules.
+///
+/// Order: infrastructure failure, then limits, then the exit status (per the profile's
+/// policy; `SystemExitIgnored` programs run under a harness that already turned `SystemExit`
+/// into a normal end), then the output: compared with the expected text by the profile's
+/// comparator, or, for judge functional tests, required to end with the sentinel line.
+pub fn judge_test(profile: &Profile, program: &TestProgram, result: &ExecutionResult) -> Verdict {
+    if result.sandbox_error.is_some() {
+        return Verdict::SandboxError;
+    }
+    if result.timed_out {
+        return Verdict::Timeout;
+    }
+    if result.memory_exceeded {
+        return Verdict::MemoryLimit;
+    }
+    if result.output_exceeded {
+        return Verdict::OutputLimit;
+    }
+    if result.signal.is_some() || result.exit_code != Some(0) {
+        return Verdict::RuntimeError;
+    }
+    // The references decode stdout as UTF-8 (strictly, raising on bad bytes, which fails the
+    // test); a lossy decode keeps bad bytes from ever matching.
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    if let Some(sentinel) = &program.sentinel {
+        let last_line = stdout
+            .lines()
+            .map(python_strip)
+            .rfind(|line| !line.is_empty());
+        return if last_line == Some(sentinel.as_str()) {
+            Verdict::Pass
+        } else {
+            Verdict::WrongAnswer
+        };
+    }
+    match &program.expected {
+        Some(expected) if !profile.comparison.matches(&stdout, expected) => Verdict::WrongAnswer,
+        _ => Verdict::Pass,
+    }
+}
