@@ -1,2 +1,39 @@
 //! Run one untrusted program isolated: new namespaces, a minimal read-only root, cgroup limits,
 //! rlimits, an unprivileged user, seccomp installed last, and nothing left running afterwards.
+//!
+//! ```no_run
+//! use rlvr_sandbox::{RunRequest, Sandbox, SandboxConfig, Verdict};
+//! let sandbox = Sandbox::new(SandboxConfig::default())?;
+//! let outcome = sandbox.run(&RunRequest::python("print(input())"))?;
+//! assert_eq!(outcome.verdict, Verdict::Ok);
+//! # Ok::<(), rlvr_sandbox::SandboxError>(())
+//! ```
+//!
+//! * [`Sandbox::new`] once per process: resolves the interpreter, creates the shared empty
+//!   network namespace, probes cgroups, compiles the seccomp filter, prepares the root plan.
+//! * [`Sandbox::run`] from any thread: one program, limits, captured output, a [`Verdict`].
+//! * [`Sandbox::spawn`] from any thread: a long-lived sandboxed process with pipes and extra
+//!   descriptors (the warm runner), waited for with a deadline, killed as a whole tree.
+//!
+//! See `docs/sandbox.md` for the isolation order and what each step defends against.
+
+mod cgroup;
+mod error;
+mod interpreter;
+mod isolation;
+mod outcome;
+mod process;
+mod request;
+mod run;
+mod sandbox;
+mod seccomp;
+mod sys;
+
+pub use cgroup::CgroupLayout;
+pub use error::SandboxError;
+pub use interpreter::{Interpreter, SANDBOX_PYTHON_PREFIX};
+pub use isolation::Step;
+pub use outcome::{Protection, RunOutcome, Verdict};
+pub use process::{ExitInfo, ResourceUsage, SandboxedProcess};
+pub use request::{Limits, Program, RunRequest, SpawnRequest, Stdin, StdioSpec, WorkFile};
+pub use sandbox::{Sandbox, SandboxConfig, Unavailable, WORK_DIRECTORY};

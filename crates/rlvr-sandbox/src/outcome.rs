@@ -1,0 +1,165 @@
+//! What a run produced: [`RunOutcome`], its [`Verdict`], and the [`Protection`]s that were active.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// How a run ended. A failing program is a verdict, never an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Exit code 0 within every limit.
+    Ok,
+    /// Non-zero exit code or killed by a signal of its own making.
+    RuntimeError,
+    /// Wall-clock or CPU-time limit exceeded.
+    Timeout,
+    /// Memory limit exceeded (cgroup OOM kill, or Python's `MemoryError` at the address-space
+    /// backstop).
+    MemoryLimit,
+    /// stdout or stderr exceeded the output cap; the process tree was killed.
+    OutputLimit,
+}
+
+impl Verdict {
+    /// The snake_case name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::RuntimeError => "runtime_error",
+            Verdict::Timeout => "timeout",
+            Verdict::MemoryLimit => "memory_limit",
+            Verdict::OutputLimit => "output_limit",
+        }
+    }
+}
+
+/// One isolation mechanism. Every result lists the ones that were active.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protection {
+    /// Private mount namespace (nothing propagates to the host).
+    MountNamespace,
+    /// Own PID namespace: the program is init; its exit kills every descendant.
+    PidNamespace,
+    /// Own IPC namespace (no shared SysV/POSIX IPC with the host).
+    IpcNamespace,
+    /// Own UTS namespace (hostname).
+    UtsNamespace,
+    /// A shared, empty network namespace: no interface but a down loopback.
+    NetworkNamespace,
+    /// A tmpfs root with read-only binds of /usr and the interpreter prefix, a fresh /proc,
+    /// three device nodes and a size-limited writable /tmp, entered with pivot_root.
+    MinimalRoot,
+    /// Runs as an unprivileged uid/gid with no supplementary groups and no capabilities.
+    UnprivilegedUser,
+    /// `no_new_privs`: execve can never grant privileges.
+    NoNewPrivileges,
+    /// A seccomp filter denying kernel attack surface and escape syscalls.
+    Seccomp,
+    /// Landlock scoping of abstract unix sockets and signals.
+    LandlockScope,
+    /// rlimits: CPU, FSIZE, NOFILE, CORE=0, STACK, AS backstop.
+    ResourceLimits,
+    /// Memory limit of the process tree via a cgroup.
+    CgroupMemory,
+    /// Process-count limit via a cgroup.
+    CgroupPids,
+    /// CPU time of the whole tree via a cgroup.
+    CgroupCpuAccounting,
+    /// Atomic kill of the whole tree via cgroup v2 `cgroup.kill`.
+    CgroupKill,
+    /// The sandbox is SIGKILLed if the verifier thread that started it dies.
+    ParentDeathSignal,
+    /// Every descriptor but stdio (and explicitly passed ones) closed; empty environment.
+    CleanDescriptorsAndEnvironment,
+}
+
+impl Protection {
+    /// Every protection, in a stable order.
+    pub const ALL: [Protection; 17] = [
+        Protection::MountNamespace,
+        Protection::PidNamespace,
+        Protection::IpcNamespace,
+        Protection::UtsNamespace,
+        Protection::NetworkNamespace,
+        Protection::MinimalRoot,
+        Protection::UnprivilegedUser,
+        Protection::NoNewPrivileges,
+        Protection::Seccomp,
+        Protection::LandlockScope,
+        Protection::ResourceLimits,
+        Protection::CgroupMemory,
+        Protection::CgroupPids,
+        Protection::CgroupCpuAccounting,
+        Protection::CgroupKill,
+        Protection::ParentDeathSignal,
+        Protection::CleanDescriptorsAndEnvironment,
+    ];
+
+    /// Protections without which the sandbox refuses to run unless degraded mode is allowed.
+    pub const REQUIRED: [Protection; 12] = [
+        Protection::MountNamespace,
+        Protection::PidNamespace,
+        Protection::IpcNamespace,
+        Protection::UtsNamespace,
+        Protection::NetworkNamespace,
+        Protection::MinimalRoot,
+        Protection::UnprivilegedUser,
+        Protection::NoNewPrivileges,
+        Protection::Seccomp,
+        Protection::ResourceLimits,
+        Protection::CgroupMemory,
+        Protection::CgroupPids,
+    ];
+
+    /// The snake_case name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protection::MountNamespace => "mount_namespace",
+            Protection::PidNamespace => "pid_namespace",
+            Protection::IpcNamespace => "ipc_namespace",
+            Protection::UtsNamespace => "uts_namespace",
+            Protection::NetworkNamespace => "network_namespace",
+            Protection::MinimalRoot => "minimal_root",
+            Protection::UnprivilegedUser => "unprivileged_user",
+            Protection::NoNewPrivileges => "no_new_privileges",
+            Protection::Seccomp => "seccomp",
+            Protection::LandlockScope => "landlock_scope",
+            Protection::ResourceLimits => "resource_limits",
+            Protection::CgroupMemory => "cgroup_memory",
+            Protection::CgroupPids => "cgroup_pids",
+            Protection::CgroupCpuAccounting => "cgroup_cpu_accounting",
+            Protection::CgroupKill => "cgroup_kill",
+            Protection::ParentDeathSignal => "parent_death_signal",
+            Protection::CleanDescriptorsAndEnvironment => "clean_descriptors_and_environment",
+        }
+    }
+}
+
+/// The result of one [`crate::Sandbox::run`].
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// How the run ended.
+    pub verdict: Verdict,
+    /// Exit code when the program exited normally.
+    pub exit_code: Option<i32>,
+    /// Signal number when the program was killed by a signal.
+    pub signal: Option<i32>,
+    /// Wall-clock time from spawn to exit (monotonic).
+    pub wall: Duration,
+    /// CPU time (user + system) of the whole process tree.
+    pub cpu: Duration,
+    /// Peak memory of the whole process tree, in KiB.
+    pub peak_memory_kib: u64,
+    /// Captured stdout (at most the output cap).
+    pub stdout: Vec<u8>,
+    /// Captured stderr (at most the output cap).
+    pub stderr: Vec<u8>,
+    /// Whether stdout was cut at the cap.
+    pub stdout_truncated: bool,
+    /// Whether stderr was cut at the cap.
+    pub stderr_truncated: bool,
+    /// Protections that were active for this run.
+    pub protections: Vec<Protection>,
+}

@@ -1,0 +1,518 @@
+//! The only module with `unsafe`: thin wrappers over raw Linux system calls.
+//!
+//! Two kinds of wrappers live here:
+//!
+//! * **child-side** ones, called between `clone` and `execve` in a child that shares the parent's
+//!   memory (`CLONE_VM | CLONE_VFORK`, like `posix_spawn`). They must be async-signal-safe: no
+//!   allocation, no locks, no glibc wrappers that touch process-wide state (glibc's `setresuid`
+//!   would broadcast to the *parent's* threads). Every one is a direct `syscall(2)` on data the
+//!   parent prepared, and returns the raw errno on failure.
+//! * **parent-side** ones (clone, wait, signals, memfds, Landlock and namespace probes).
+
+use std::ffi::CStr;
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+
+use libc::{c_int, c_long, c_void};
+
+use crate::isolation::{self, ChildPlan};
+
+/// An errno value reported by a failed child-side system call.
+pub(crate) type Errno = i32;
+
+/// A BPF instruction as the kernel expects it (`struct sock_filter`).
+pub(crate) type BpfInstruction = libc::sock_filter;
+
+fn last_errno() -> Errno {
+    // SAFETY: `__errno_location` returns a valid pointer to the calling thread's errno. In the
+    // vfork child it is the suspended parent thread's errno, which nothing else reads meanwhile.
+    unsafe { *libc::__errno_location() }
+}
+
+fn check(result: c_long) -> Result<c_long, Errno> {
+    if result < 0 {
+        Err(last_errno())
+    } else {
+        Ok(result)
+    }
+}
+
+fn optional_pointer(value: Option<&CStr>) -> *const libc::c_char {
+    value.map_or(std::ptr::null(), CStr::as_ptr)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child side: async-signal-safe, allocation-free.
+// ---------------------------------------------------------------------------------------------
+
+/// `mount(2)`.
+pub(crate) fn mount(
+    source: Option<&CStr>,
+    target: &CStr,
+    filesystem: Option<&CStr>,
+    flags: u64,
+    data: Option<&CStr>,
+) -> Result<(), Errno> {
+    // SAFETY: every pointer is either null or a NUL-terminated string that outlives the call.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_mount,
+            optional_pointer(source),
+            target.as_ptr(),
+            optional_pointer(filesystem),
+            flags as libc::c_ulong,
+            optional_pointer(data),
+        )
+    })
+    .map(drop)
+}
+
+/// `umount2(target, MNT_DETACH)`.
+pub(crate) fn unmount_detach(target: &CStr) -> Result<(), Errno> {
+    // SAFETY: `target` is a valid NUL-terminated string.
+    check(unsafe { libc::syscall(libc::SYS_umount2, target.as_ptr(), libc::MNT_DETACH) }).map(drop)
+}
+
+/// `mkdir(2)`.
+pub(crate) fn make_directory(path: &CStr, mode: u32) -> Result<(), Errno> {
+    // SAFETY: `path` is a valid NUL-terminated string.
+    check(unsafe { libc::syscall(libc::SYS_mkdir, path.as_ptr(), mode as libc::mode_t) }).map(drop)
+}
+
+/// `symlink(2)`.
+pub(crate) fn symbolic_link(target: &CStr, link: &CStr) -> Result<(), Errno> {
+    // SAFETY: both are valid NUL-terminated strings.
+    check(unsafe { libc::syscall(libc::SYS_symlink, target.as_ptr(), link.as_ptr()) }).map(drop)
+}
+
+/// Opens (creating if asked) a file and returns its raw descriptor (the caller closes it).
+pub(crate) fn open_raw(path: &CStr, flags: c_int, mode: u32) -> Result<RawFd, Errno> {
+    // SAFETY: `path` is a valid NUL-terminated string.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            flags | libc::O_CLOEXEC,
+            mode,
+        )
+    })
+    .map(|fd| fd as RawFd)
+}
+
+/// `close(2)` of a raw descriptor; errors are ignored (the descriptor is gone either way).
+pub(crate) fn close_raw(fd: RawFd) {
+    // SAFETY: closing a descriptor this code opened itself; no Rust object owns it.
+    unsafe { libc::syscall(libc::SYS_close, fd) };
+}
+
+/// `chdir(2)`.
+pub(crate) fn change_directory(path: &CStr) -> Result<(), Errno> {
+    // SAFETY: `path` is a valid NUL-terminated string.
+    check(unsafe { libc::syscall(libc::SYS_chdir, path.as_ptr()) }).map(drop)
+}
+
+/// `pivot_root(2)`.
+pub(crate) fn pivot_root(new_root: &CStr, put_old: &CStr) -> Result<(), Errno> {
+    // SAFETY: both are valid NUL-terminated strings.
+    check(unsafe { libc::syscall(libc::SYS_pivot_root, new_root.as_ptr(), put_old.as_ptr()) })
+        .map(drop)
+}
+
+/// `sethostname(2)` (in the child's own UTS namespace).
+pub(crate) fn set_hostname(name: &[u8]) -> Result<(), Errno> {
+    // SAFETY: the pointer and length describe a live byte slice.
+    check(unsafe { libc::syscall(libc::SYS_sethostname, name.as_ptr(), name.len()) }).map(drop)
+}
+
+/// `setns(2)`.
+pub(crate) fn set_namespace(fd: RawFd, kind: c_int) -> Result<(), Errno> {
+    // SAFETY: plain integer arguments.
+    check(unsafe { libc::syscall(libc::SYS_setns, fd, kind) }).map(drop)
+}
+
+/// `setsid(2)`: a new session and process group, so the child shares no group with the verifier.
+pub(crate) fn new_session() -> Result<(), Errno> {
+    // SAFETY: no arguments.
+    check(unsafe { libc::syscall(libc::SYS_setsid) }).map(drop)
+}
+
+/// Writes the whole buffer (retrying short writes and EINTR).
+pub(crate) fn write_all_raw(fd: RawFd, mut bytes: &[u8]) -> Result<(), Errno> {
+    while !bytes.is_empty() {
+        // SAFETY: the pointer and length describe a live byte slice.
+        match check(unsafe { libc::syscall(libc::SYS_write, fd, bytes.as_ptr(), bytes.len()) }) {
+            Ok(written) => bytes = &bytes[written as usize..],
+            Err(libc::EINTR) => {}
+            Err(errno) => return Err(errno),
+        }
+    }
+    Ok(())
+}
+
+/// `dup3(source, target, 0)`: the target loses close-on-exec.
+pub(crate) fn duplicate_to(source: RawFd, target: RawFd) -> Result<(), Errno> {
+    // SAFETY: plain integer arguments.
+    check(unsafe { libc::syscall(libc::SYS_dup3, source, target, 0) }).map(drop)
+}
+
+/// `close_range(first, last, 0)`.
+pub(crate) fn close_range(first: u32, last: u32) -> Result<(), Errno> {
+    // SAFETY: plain integer arguments.
+    check(unsafe { libc::syscall(libc::SYS_close_range, first, last, 0) }).map(drop)
+}
+
+/// `prlimit64(0, resource, {soft, hard}, NULL)`.
+pub(crate) fn set_resource_limit(resource: u32, soft: u64, hard: u64) -> Result<(), Errno> {
+    let limit = libc::rlimit64 {
+        rlim_cur: soft,
+        rlim_max: hard,
+    };
+    // SAFETY: `limit` lives across the call; the old-limit pointer is null.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_prlimit64,
+            0,
+            resource,
+            &limit as *const libc::rlimit64,
+            std::ptr::null_mut::<libc::rlimit64>(),
+        )
+    })
+    .map(drop)
+}
+
+/// Drops supplementary groups, then sets real, effective and saved gid and uid (this thread only).
+pub(crate) fn become_user(uid: u32, gid: u32) -> Result<(), Errno> {
+    // SAFETY: a zero-length group list with a null pointer is valid for setgroups.
+    check(unsafe { libc::syscall(libc::SYS_setgroups, 0, std::ptr::null::<libc::gid_t>()) })?;
+    // SAFETY: plain integer arguments.
+    check(unsafe { libc::syscall(libc::SYS_setresgid, gid, gid, gid) })?;
+    // SAFETY: plain integer arguments.
+    check(unsafe { libc::syscall(libc::SYS_setresuid, uid, uid, uid) }).map(drop)
+}
+
+/// `prctl(option, value, 0, 0, 0)`.
+pub(crate) fn process_control(option: c_int, value: c_long) -> Result<(), Errno> {
+    // SAFETY: plain integer arguments for the options used here (PDEATHSIG, NO_NEW_PRIVS).
+    check(unsafe { libc::syscall(libc::SYS_prctl, option, value, 0, 0, 0) }).map(drop)
+}
+
+/// `landlock_restrict_self(ruleset, 0)`.
+pub(crate) fn landlock_restrict_self(ruleset: RawFd) -> Result<(), Errno> {
+    // SAFETY: plain integer arguments.
+    check(unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0) }).map(drop)
+}
+
+/// Installs a seccomp BPF filter on the calling thread (requires no_new_privs).
+pub(crate) fn install_seccomp(program: &[BpfInstruction]) -> Result<(), Errno> {
+    let fprog = libc::sock_fprog {
+        len: program.len() as libc::c_ushort,
+        filter: program.as_ptr().cast_mut(),
+    };
+    // SAFETY: `fprog` points at a live instruction slice; the kernel copies it.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            0,
+            &fprog as *const libc::sock_fprog,
+        )
+    })
+    .map(drop)
+}
+
+/// Copies `length` bytes from the start of `source` (a memfd) into `target` with `sendfile`.
+pub(crate) fn copy_file(source: RawFd, target: RawFd, length: u64) -> Result<(), Errno> {
+    let mut offset: libc::off_t = 0;
+    while (offset as u64) < length {
+        let remaining = (length - offset as u64) as usize;
+        // SAFETY: `offset` lives across the call; the descriptors are open.
+        let sent = check(unsafe {
+            libc::syscall(
+                libc::SYS_sendfile,
+                target,
+                source,
+                &mut offset as *mut libc::off_t,
+                remaining,
+            )
+        });
+        match sent {
+            Ok(0) => return Err(libc::EIO),
+            Ok(_) | Err(libc::EINTR) => {}
+            Err(errno) => return Err(errno),
+        }
+    }
+    Ok(())
+}
+
+/// Resets every signal handler to its default (ignored signals included: Rust ignores SIGPIPE).
+pub(crate) fn reset_signal_handlers() {
+    for signal in 1..=64 {
+        if signal == libc::SIGKILL || signal == libc::SIGSTOP {
+            continue;
+        }
+        // SAFETY: an all-zero `sigaction` is SIG_DFL with an empty mask; the kernel struct for
+        // rt_sigaction is layout-compatible with libc's on x86_64 for these fields.
+        let action: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: `action` lives across the call; errors (invalid signal numbers) are ignored.
+        unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                signal,
+                &action as *const libc::sigaction,
+                std::ptr::null_mut::<libc::sigaction>(),
+                8usize,
+            )
+        };
+    }
+}
+
+/// Unblocks every signal (the parent blocked them all around `clone`).
+pub(crate) fn unblock_all_signals() {
+    let empty: u64 = 0;
+    // SAFETY: an 8-byte kernel sigset lives across the call.
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &empty as *const u64,
+            std::ptr::null_mut::<u64>(),
+            8usize,
+        )
+    };
+}
+
+/// `execve(2)`; returns only on failure.
+pub(crate) fn execute(
+    program: &CStr,
+    argv: &[*const libc::c_char],
+    envp: &[*const libc::c_char],
+) -> Errno {
+    // SAFETY: `argv` and `envp` are null-terminated arrays of pointers into CStrings the parent
+    // keeps alive until the child has exec'd (the parent is suspended by CLONE_VFORK).
+    unsafe {
+        libc::syscall(
+            libc::SYS_execve,
+            program.as_ptr(),
+            argv.as_ptr(),
+            envp.as_ptr(),
+        )
+    };
+    last_errno()
+}
+
+/// `_exit(2)` of the child without running any destructor or atexit handler.
+pub(crate) fn exit_child(code: c_int) -> ! {
+    // SAFETY: exit_group never returns.
+    unsafe { libc::syscall(libc::SYS_exit_group, code) };
+    #[expect(
+        clippy::empty_loop,
+        reason = "exit_group cannot return; this satisfies the `!` type"
+    )]
+    loop {}
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parent side.
+// ---------------------------------------------------------------------------------------------
+
+/// Size of the stack the vfork child runs its setup on (mapped lazily, so mostly untouched).
+const CHILD_STACK_BYTES: usize = 1 << 20;
+
+/// Clones a child that runs `entry(argument)` on its own stack, sharing memory with the caller
+/// until it execs (`CLONE_VM | CLONE_VFORK`: the calling thread is suspended meanwhile, so the
+/// fork cost does not grow with the verifier's memory). Returns the pid and a pidfd. Every
+/// signal is blocked around the call so no handler of the parent runs on the child's stack.
+///
+/// `namespace_flags` are added to the clone flags; the exit signal is 0, so a stray
+/// `waitpid(-1)` elsewhere in the process cannot reap the child (we wait with `__WALL`).
+pub(crate) fn clone_vfork(
+    namespace_flags: c_int,
+    plan: &ChildPlan<'_>,
+) -> io::Result<(libc::pid_t, OwnedFd)> {
+    // SAFETY: an anonymous private mapping with no address hint; checked against MAP_FAILED.
+    let stack = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            CHILD_STACK_BYTES,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if stack == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: zero-initialised sigsets are valid; sigfillset/pthread_sigmask only write into them.
+    let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let mut previous: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `all` is a valid sigset.
+    unsafe { libc::sigfillset(&mut all) };
+    // SAFETY: valid sigset pointers; affects only the calling thread.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut previous) };
+    let mut pidfd: c_int = -1;
+    let flags = namespace_flags | libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD;
+    // SAFETY: the stack is a live mapping and grows down from its top; `entry` never returns
+    // into glibc's clone trampoline with borrowed state (it execs or exits); `pidfd` receives
+    // the pidfd (CLONE_PIDFD stores it through the parent-tid pointer).
+    let pid = unsafe {
+        libc::clone(
+            child_entry,
+            stack.cast::<u8>().add(CHILD_STACK_BYTES).cast::<c_void>(),
+            flags,
+            (plan as *const ChildPlan<'_>).cast_mut().cast::<c_void>(),
+            &mut pidfd as *mut c_int,
+        )
+    };
+    let clone_error = io::Error::last_os_error();
+    // SAFETY: restores the mask saved above on the calling thread.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut()) };
+    // SAFETY: the child has exec'd or exited (CLONE_VFORK), so nothing uses the stack any more.
+    unsafe { libc::munmap(stack, CHILD_STACK_BYTES) };
+    if pid < 0 {
+        return Err(clone_error);
+    }
+    // SAFETY: the kernel just returned this descriptor to us; nothing else owns it.
+    Ok((pid, unsafe { OwnedFd::from_raw_fd(pidfd) }))
+}
+
+/// The function the cloned child starts in.
+extern "C" fn child_entry(argument: *mut c_void) -> c_int {
+    // SAFETY: `clone_vfork` passes a pointer to a live `ChildPlan`; the parent thread is
+    // suspended (CLONE_VFORK) until the child execs or exits, so the plan outlives every use.
+    let plan = unsafe { &*argument.cast_const().cast::<ChildPlan<'_>>() };
+    isolation::run_child(plan)
+}
+
+/// Sends a signal through a pidfd (no pid-reuse race).
+pub(crate) fn pidfd_send_signal(pidfd: BorrowedFd<'_>, signal: c_int) -> io::Result<()> {
+    // SAFETY: plain arguments; a null siginfo means "as if by kill(2)".
+    let result = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    if result < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// How a reaped child ended.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reaped {
+    pub(crate) status: c_int,
+    pub(crate) user_and_system: std::time::Duration,
+    pub(crate) max_resident_kib: u64,
+}
+
+/// Waits for (and reaps) one child; `blocking == false` returns `None` if it is still running.
+pub(crate) fn wait_child(pid: libc::pid_t, blocking: bool) -> io::Result<Option<Reaped>> {
+    let mut status: c_int = 0;
+    // SAFETY: zeroed rusage is a valid out-parameter.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let options = libc::__WALL | if blocking { 0 } else { libc::WNOHANG };
+    loop {
+        // SAFETY: `status` and `usage` are valid out-pointers for the duration of the call.
+        let result = unsafe { libc::wait4(pid, &mut status, options, &mut usage) };
+        if result < 0 {
+            let error = io::Error::last_os_error();
+            if error.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(error);
+        }
+        if result == 0 {
+            return Ok(None);
+        }
+        let time = |value: libc::timeval| {
+            std::time::Duration::new(value.tv_sec as u64, value.tv_usec as u32 * 1000)
+        };
+        return Ok(Some(Reaped {
+            status,
+            user_and_system: time(usage.ru_utime) + time(usage.ru_stime),
+            max_resident_kib: usage.ru_maxrss as u64,
+        }));
+    }
+}
+
+/// Creates a new, empty network namespace on a short-lived helper thread and returns an fd
+/// that keeps it alive (unsharing on a thread leaves every other thread where it was).
+pub(crate) fn create_empty_network_namespace() -> io::Result<OwnedFd> {
+    std::thread::spawn(|| {
+        // SAFETY: unshare(CLONE_NEWNET) only changes this helper thread's network namespace.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let file = fs_err::File::open("/proc/thread-self/ns/net")?;
+        Ok(OwnedFd::from(file.into_file()))
+    })
+    .join()
+    .map_err(|_| io::Error::other("network namespace helper thread panicked"))?
+}
+
+/// The Landlock ABI version the kernel supports (0 when Landlock is unavailable).
+pub(crate) fn landlock_abi_version() -> u32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
+    // SAFETY: the version query takes a null attribute pointer and size 0.
+    let version = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    if version < 0 { 0 } else { version as u32 }
+}
+
+/// A Landlock ruleset that only scopes abstract unix sockets and signals (ABI 6): the sandbox
+/// cannot connect to abstract sockets or signal processes outside its own Landlock domain.
+pub(crate) fn landlock_scoped_ruleset() -> io::Result<OwnedFd> {
+    #[repr(C)]
+    struct RulesetAttributes {
+        handled_access_fs: u64,
+        handled_access_net: u64,
+        scoped: u64,
+    }
+    const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1;
+    const SCOPE_SIGNAL: u64 = 2;
+    let attributes = RulesetAttributes {
+        handled_access_fs: 0,
+        handled_access_net: 0,
+        scoped: SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL,
+    };
+    // SAFETY: `attributes` lives across the call and its size is passed alongside.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            &attributes as *const RulesetAttributes,
+            std::mem::size_of::<RulesetAttributes>(),
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just returned this descriptor to us (with O_CLOEXEC); nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Effective uid of this process.
+pub(crate) fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
+}
+
+/// `kill(pid, signal)`, ignoring errors (the process may already be gone).
+pub(crate) fn kill_pid(pid: libc::pid_t, signal: c_int) {
+    // SAFETY: plain integer arguments; callers only pass pids read from cgroups they own.
+    unsafe { libc::kill(pid, signal) };
+}
