@@ -9,7 +9,17 @@ const P: bool = true;
 const F: bool = false;
 
 /// (case, pred, expected, Code-R1/Klear, SandboxFusion, LCB, rllm taco, prime, judge)
-type MatrixRow = (&'static str, &'static str, &'static str, bool, bool, bool, bool, bool, bool);
+type MatrixRow = (
+    &'static str,
+    &'static str,
+    &'static str,
+    bool,
+    bool,
+    bool,
+    bool,
+    bool,
+    bool,
+);
 
 #[rustfmt::skip]
 const MATRIX: &[MatrixRow] = &[

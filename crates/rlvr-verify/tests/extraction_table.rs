@@ -58,7 +58,9 @@ fn rows() -> Vec<Row> {
             klear: Nothing,
             code_r1: Code("print(1)"),
             rllm: Code("print(1)"),
-            prime: Code("<think>t</think>\n```py\nprint(1)\n```\n"),
+            // The table says "whole response": with no ```python the split keeps the
+            // whole text, and `.split("```")[0]` then cuts it at the first fence.
+            prime: Code("<think>t</think>\n"),
             judge: Code("print(1)"),
         },
         Row {
@@ -67,7 +69,9 @@ fn rows() -> Vec<Row> {
             klear: Nothing,
             code_r1: Code("print(1)"),
             rllm: Code("print(1)"),
-            prime: Code("<think>t</think>\n```\nprint(1)\n```\n"),
+            // The table says "whole response": with no ```python the split keeps the
+            // whole text, and `.split("```")[0]` then cuts it at the first fence.
+            prime: Code("<think>t</think>\n"),
             judge: Code("print(1)"),
         },
         Row {
@@ -76,7 +80,9 @@ fn rows() -> Vec<Row> {
             klear: Nothing,
             code_r1: Code("print(1)"),
             rllm: Code("print(1)"),
-            prime: Code("<think>t</think>\n```Python\nprint(1)\n```\n"),
+            // The table says "whole response": with no ```python the split keeps the
+            // whole text, and `.split("```")[0]` then cuts it at the first fence.
+            prime: Code("<think>t</think>\n"),
             judge: Code("print(1)"),
         },
         Row {
