@@ -1,10 +1,263 @@
-//! `rlvr doctor`: not built yet; the owner of this module replaces this file.
+//! `rlvr doctor`: which sandbox protections are active here, which interpreter runs, whether
+//! numpy and pandas import inside the sandbox, the cgroup layout, and a self-test of hostile
+//! probes with pass/fail.
 
-use crate::exit::{Failure, Status, USAGE};
+use std::io::Write;
+use std::time::Duration;
+
+use rlvr_sandbox::{Limits, Protection, RunRequest, Sandbox, SandboxConfig, Verdict};
+
+use crate::exit::{Failure, SANDBOX_UNAVAILABLE, Status};
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
 
-pub(crate) fn run(_args: Args) -> anyhow::Result<Status> {
-    Err(Failure::new(USAGE, "rlvr doctor is not built yet").into())
+#[derive(Debug, serde::Serialize)]
+struct Probe {
+    name: &'static str,
+    passed: bool,
+    detail: String,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct Report<'sandbox> {
+    /// True when every required protection is active and every probe passed.
+    ok: bool,
+    protections: Vec<&'static str>,
+    missing_required: Vec<&'static str>,
+    unavailable: &'sandbox [rlvr_sandbox::Unavailable],
+    interpreter: &'sandbox rlvr_sandbox::Interpreter,
+    sandbox_python: String,
+    packages: Vec<Probe>,
+    cgroups: &'sandbox rlvr_sandbox::CgroupLayout,
+    self_test: Vec<Probe>,
+}
+
+struct Case {
+    name: &'static str,
+    source: &'static str,
+    limits: Limits,
+    expect: fn(&rlvr_sandbox::RunOutcome) -> bool,
+}
+
+fn small_limits() -> Limits {
+    Limits {
+        wall: Duration::from_secs(5),
+        cpu: Duration::from_secs(5),
+        memory_bytes: 128 << 20,
+        pids: 32,
+        ..Limits::default()
+    }
+}
+
+fn ok_printing(outcome: &rlvr_sandbox::RunOutcome, expected: &str) -> bool {
+    outcome.verdict == Verdict::Ok && String::from_utf8_lossy(&outcome.stdout).trim() == expected
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "network is unreachable",
+            source: "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n    print('connected')\nexcept OSError:\n    print('blocked')",
+            limits: small_limits(),
+            expect: |outcome| ok_printing(outcome, "blocked"),
+        },
+        Case {
+            name: "host files are invisible and the root is read-only",
+            source: "import os\nvisible = os.path.exists('/root') or os.path.exists('/home') or os.path.exists('/etc/passwd')\ntry:\n    open('/usr/rlvr-probe', 'w')\n    print('writable')\nexcept OSError:\n    print('hidden' if not visible else 'visible')",
+            limits: small_limits(),
+            expect: |outcome| ok_printing(outcome, "hidden"),
+        },
+        Case {
+            name: "runs unprivileged under seccomp",
+            source: "import os\nstatus = open('/proc/self/status').read()\nprint(os.getuid() != 0 and 'Seccomp:\\t2' in status and 'NoNewPrivs:\\t1' in status)",
+            limits: small_limits(),
+            expect: |outcome| ok_printing(outcome, "True"),
+        },
+        Case {
+            name: "memory limit is enforced",
+            source: "chunks = []\nwhile True:\n    chunks.append(bytearray(16 << 20))",
+            limits: small_limits(),
+            expect: |outcome| outcome.verdict == Verdict::MemoryLimit,
+        },
+        Case {
+            name: "time limit is enforced",
+            source: "while True:\n    pass",
+            limits: Limits {
+                wall: Duration::from_secs(1),
+                cpu: Duration::from_secs(1),
+                ..small_limits()
+            },
+            expect: |outcome| outcome.verdict == Verdict::Timeout,
+        },
+        Case {
+            name: "fork bomb is contained",
+            source: "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
+            limits: Limits {
+                wall: Duration::from_secs(2),
+                cpu: Duration::from_secs(2),
+                ..small_limits()
+            },
+            expect: |outcome| outcome.verdict == Verdict::Timeout,
+        },
+    ]
+}
+
+fn package_probe(sandbox: &Sandbox, name: &'static str) -> Probe {
+    let mut request = RunRequest::python(format!("import {name}\nprint({name}.__version__)"));
+    request.limits = Limits {
+        wall: Duration::from_secs(60),
+        cpu: Duration::from_secs(60),
+        ..Limits::default()
+    };
+    match sandbox.run(&request) {
+        Ok(outcome) if outcome.verdict == Verdict::Ok => Probe {
+            name,
+            passed: true,
+            detail: format!(
+                "version {}",
+                String::from_utf8_lossy(&outcome.stdout).trim()
+            ),
+        },
+        Ok(outcome) => Probe {
+            name,
+            passed: false,
+            detail: String::from_utf8_lossy(&outcome.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+                .to_owned(),
+        },
+        Err(error) => Probe {
+            name,
+            passed: false,
+            detail: error.to_string(),
+        },
+    }
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+    let config = SandboxConfig {
+        allow_degraded: true,
+        ..SandboxConfig::default()
+    };
+    let sandbox = Sandbox::new(config)
+        .map_err(|error| Failure::new(SANDBOX_UNAVAILABLE, error.to_string()))?;
+    let missing_required: Vec<&'static str> = Protection::REQUIRED
+        .into_iter()
+        .filter(|protection| !sandbox.protections().contains(protection))
+        .map(Protection::as_str)
+        .collect();
+    let packages = vec![
+        package_probe(&sandbox, "numpy"),
+        package_probe(&sandbox, "pandas"),
+    ];
+    let self_test: Vec<Probe> = cases()
+        .into_iter()
+        .map(|case| {
+            let mut request = RunRequest::python(case.source);
+            request.limits = case.limits;
+            match sandbox.run(&request) {
+                Ok(outcome) => Probe {
+                    name: case.name,
+                    passed: (case.expect)(&outcome),
+                    detail: format!(
+                        "verdict {}, wall {} ms{}",
+                        outcome.verdict.as_str(),
+                        outcome.wall.as_millis(),
+                        String::from_utf8_lossy(&outcome.stdout)
+                            .lines()
+                            .next()
+                            .map(|line| format!(", printed {line:?}"))
+                            .unwrap_or_default()
+                    ),
+                },
+                Err(error) => Probe {
+                    name: case.name,
+                    passed: false,
+                    detail: error.to_string(),
+                },
+            }
+        })
+        .collect();
+    let self_test_passed = self_test.iter().all(|probe| probe.passed);
+    let report = Report {
+        ok: missing_required.is_empty() && self_test_passed,
+        protections: sandbox
+            .protections()
+            .iter()
+            .map(|protection| protection.as_str())
+            .collect(),
+        missing_required: missing_required.clone(),
+        unavailable: sandbox.unavailable(),
+        interpreter: sandbox.interpreter(),
+        sandbox_python: sandbox.python_path().display().to_string(),
+        packages,
+        cgroups: sandbox.cgroup_layout(),
+        self_test,
+    };
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut stdout, &report)?;
+        writeln!(stdout)?;
+    } else {
+        let interpreter = report.interpreter;
+        writeln!(
+            stdout,
+            "interpreter: {} ({})",
+            interpreter.host_executable.display(),
+            interpreter.version
+        )?;
+        writeln!(stdout, "  inside the sandbox: {}", report.sandbox_python)?;
+        writeln!(
+            stdout,
+            "cgroups: {}",
+            serde_json::to_string(report.cgroups)?
+        )?;
+        writeln!(stdout, "active protections:")?;
+        for protection in &report.protections {
+            writeln!(stdout, "  + {protection}")?;
+        }
+        for entry in report.unavailable {
+            writeln!(
+                stdout,
+                "  - {} unavailable: {}",
+                entry.protection.as_str(),
+                entry.reason
+            )?;
+        }
+        writeln!(stdout, "packages inside the sandbox:")?;
+        for probe in &report.packages {
+            let mark = if probe.passed { "ok  " } else { "FAIL" };
+            writeln!(stdout, "  {mark} import {}: {}", probe.name, probe.detail)?;
+        }
+        writeln!(stdout, "self-test:")?;
+        for probe in &report.self_test {
+            let mark = if probe.passed { "pass" } else { "FAIL" };
+            writeln!(stdout, "  {mark} {}: {}", probe.name, probe.detail)?;
+        }
+        if !missing_required.is_empty() {
+            writeln!(
+                stdout,
+                "missing required protections: {} (rlvr run refuses without --allow-degraded)",
+                missing_required.join(", ")
+            )?;
+        }
+    }
+    if !missing_required.is_empty() {
+        return Err(Failure::new(
+            SANDBOX_UNAVAILABLE,
+            "required sandbox protections are unavailable",
+        )
+        .into());
+    }
+    Ok(if self_test_passed {
+        Status::Success
+    } else {
+        Status::ProblemsFound
+    })
 }
