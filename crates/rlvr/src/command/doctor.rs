@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use rlvr_sandbox::{Limits, Protection, RunRequest, Sandbox, SandboxConfig, Verdict};
+use rlvr_sandbox::{Limits, Protection, RunRequest, Sandbox, Verdict};
 
 use crate::exit::{Failure, SANDBOX_UNAVAILABLE, Status};
 
@@ -141,10 +141,7 @@ fn package_probe(sandbox: &Sandbox, name: &'static str) -> Probe {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
-    let config = SandboxConfig {
-        allow_degraded: true,
-        ..SandboxConfig::default()
-    };
+    let config = super::run::sandbox_config(true)?;
     let sandbox = Sandbox::new(config)
         .map_err(|error| Failure::new(SANDBOX_UNAVAILABLE, error.to_string()))?;
     let missing_required: Vec<&'static str> = Protection::REQUIRED

@@ -113,6 +113,25 @@ fn print_json(value: &JsonOutcome) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The sandbox settings shared by `run` and `doctor`: `RLVR_SANDBOX_UID` picks the
+/// unprivileged uid and gid programs run as (default 65534, `nobody`).
+pub(crate) fn sandbox_config(allow_degraded: bool) -> anyhow::Result<SandboxConfig> {
+    let mut config = SandboxConfig {
+        allow_degraded,
+        ..SandboxConfig::default()
+    };
+    if let Some(value) = std::env::var_os("RLVR_SANDBOX_UID") {
+        let uid: u32 = value
+            .to_str()
+            .and_then(|text| text.parse().ok())
+            .filter(|&uid| uid != 0)
+            .ok_or_else(|| Failure::new(USAGE, "RLVR_SANDBOX_UID must be a non-zero uid"))?;
+        config.uid = uid;
+        config.gid = uid;
+    }
+    Ok(config)
+}
+
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     if !(args.time_limit.is_finite() && args.time_limit > 0.0) {
         return Err(
