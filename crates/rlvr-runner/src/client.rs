@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
-use crate::protocol::{LoadHeader, LoadReport, RunHeader, TestLimits, TestReport, encode};
+use crate::protocol::{Harness, LoadHeader, LoadReport, RunHeader, TestLimits, TestReport, encode};
 
 /// Extra time the runner gets beyond a test's wall limit to kill, reap and report.
 const REPORT_GRACE: Duration = Duration::from_secs(5);
@@ -48,12 +48,14 @@ impl Runner {
         }
     }
 
-    /// Compiles the program's units once and imports `preload` modules once.
+    /// Compiles the program's units once and imports `preload` modules once. With a
+    /// `harness`, units are first rewritten the way that reference runs code in-process.
     pub fn load(
         &mut self,
         units: &[&str],
         filename: &str,
         preload: &[&str],
+        harness: Option<Harness>,
     ) -> Result<LoadReport, RunnerError> {
         let deadline = Instant::now() + LOAD_TIMEOUT;
         let header = LoadHeader {
@@ -61,6 +63,7 @@ impl Runner {
             units: units.iter().map(|unit| unit.len()).collect(),
             filename,
             preload,
+            harness,
         };
         let payloads: Vec<&[u8]> = units.iter().map(|unit| unit.as_bytes()).collect();
         self.send(&encode(&header, &payloads), deadline)?;

@@ -11,7 +11,7 @@ mod client;
 mod protocol;
 
 pub use client::{Runner, RunnerError};
-pub use protocol::{LoadReport, Outcome, TestLimits, TestReport};
+pub use protocol::{Harness, LoadReport, Outcome, TestLimits, TestReport};
 
 /// The Python side of the protocol. Start it as `python -I -S -c RUNNER_SOURCE`.
 pub const RUNNER_SOURCE: &str = include_str!("runner.py");

@@ -36,6 +36,19 @@ pub(crate) struct LoadHeader<'a> {
     pub(crate) units: Vec<usize>,
     pub(crate) filename: &'a str,
     pub(crate) preload: &'a [&'a str],
+    pub(crate) harness: Option<Harness>,
+}
+
+/// An in-process reference harness to reproduce instead of a plain `python FILE` run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Harness {
+    /// verl `prime_code`: star-import header, code wrapped into `def code():`, `exit`/`quit`
+    /// set to `None`, stdin mocked by a string, stdout captured, `SystemExit` swallowed.
+    Prime,
+    /// LiveCodeBench (rllm's copy): imports hoisted, statements wrapped into a function,
+    /// stdin mocked by a plain `StringIO`, stdout captured, `SystemExit` swallowed.
+    LiveCodeBench,
 }
 
 /// What `load` found.

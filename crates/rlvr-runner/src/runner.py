@@ -19,6 +19,7 @@ lengths the header names. Requests:
 Expected outputs never enter the sandbox: the comparison happens in Rust.
 """
 
+import ast
 import atexit
 import builtins
 import gc
@@ -79,6 +80,17 @@ def install_site_builtins():
         builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
 
 
+def add_site_packages():
+    """`-S` also leaves site-packages off `sys.path`: add them (without running `.pth` files,
+    whose imports cost tens of milliseconds) so numpy and pandas import as usual."""
+    import sysconfig
+
+    for key in ("purelib", "platlib"):
+        path = sysconfig.get_path(key)
+        if path and path not in sys.path and os.path.isdir(path):
+            sys.path.append(path)
+
+
 def exit_status(error):
     """The process exit status `python script.py` gives for an uncaught `SystemExit`."""
     code = error.code
@@ -124,7 +136,7 @@ def reseed_random_generators():
             pass
 
 
-def run_child(units, extra, filename, descriptors, marker_fd, marker, limits):
+def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, harness=None, stdin_text=""):
     """In the forked child: become a fresh `python FILE` and never return."""
     status = 1
     try:
@@ -149,10 +161,22 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits):
         sys.argv = [filename]
         gc.enable()
         try:
-            for code in units:
-                exec(code, main.__dict__)
-            if extra is not None:
-                exec(extra, main.__dict__)
+            if harness is not None:
+                # The references' process-level stdin is not the test input, and writes to the
+                # real stdout (through the module-level `stdout` alias) are not captured.
+                sys.stdin = io.StringIO("")
+                builtins.exit = builtins.quit = None
+                real_stdout = sys.stdout
+                sys.stdout = open(os.devnull, "w")
+                for code in units:
+                    exec(code, main.__dict__)
+                sys.stdout = real_stdout
+                run_in_harness(harness, main.__dict__, stdin_text)
+            else:
+                for code in units:
+                    exec(code, main.__dict__)
+                if extra is not None:
+                    exec(extra, main.__dict__)
             status = 0
             completed = True
         except SystemExit as error:
@@ -191,6 +215,103 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits):
                 pass
     finally:
         os._exit(status)
+
+
+# The star-import header verl's prime_code puts before every stdin program (a list of standard
+# modules, then the recursion limit it sets).
+PRIME_MODULES = ("string re datetime collections heapq bisect copy math random statistics itertools "
+                 "functools operator io sys json builtins typing").split()
+PRIME_HEADER = (
+    "".join(f"from {module} import *\n" for module in PRIME_MODULES)
+    + "".join(f"import {module}\n" for module in PRIME_MODULES if module not in ("builtins", "typing"))
+    + "sys.setrecursionlimit(6*10**5)\n"
+)
+# LiveCodeBench's (rllm's copy) preamble: the common imports and its recursion limit.
+LIVE_CODE_BENCH_HEADER = (
+    "import itertools, collections, heapq, bisect, math, string, re, functools, operator, random, sys\n"
+    "from typing import *\nfrom collections import *\nfrom itertools import *\nfrom heapq import *\n"
+    "from bisect import *\nfrom math import *\nfrom functools import *\n"
+    "sys.setrecursionlimit(50000)\n"
+)
+
+
+def without_main_guard(source):
+    """Unwraps a final `if __name__ == '__main__':` block (both references do)."""
+    try:
+        tree = ast.parse(source)
+        last = tree.body[-1]
+        if isinstance(last, ast.If) and ast.unparse(last.test).strip() == "__name__ == '__main__'":
+            return ast.unparse(tree.body[:-1]) + "\n" + ast.unparse(last.body)
+    except Exception:
+        pass
+    return source
+
+
+def prime_program(source):
+    """verl prime_code's text transformation: lines that start with `import `/`from ` stay at
+    module level until the first other line; from there every line goes into `def code():`
+    (one tab deeper), and module-level aliases `stdin`/`stdout` bind the real streams."""
+    lines = []
+    for line in without_main_guard(source).split("\n"):
+        is_import = line.startswith("from ") or line.startswith("import ")
+        lines.append(line + "\n" if is_import else "\t" + line + "\n")
+    program, started = "", False
+    for line in lines:
+        if line.startswith("\t") and not started:
+            program += "stdin = sys.stdin\nstdout = sys.stdout\ndef code():\n" + line
+            started = True
+        elif started and (line.startswith("from ") or line.startswith("import ")):
+            program += "\t" + line
+        else:
+            program += line
+    return PRIME_HEADER + program
+
+
+def live_code_bench_program(source):
+    """LiveCodeBench's transformation: top-level imports hoisted, every other statement wrapped
+    into `def code():`."""
+    tree = ast.parse(without_main_guard(source))
+    imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    body = [node for node in tree.body if not isinstance(node, (ast.Import, ast.ImportFrom))] or [ast.Pass()]
+    arguments = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+    function = ast.FunctionDef(name="code", args=arguments, body=body, decorator_list=[], returns=None)
+    if sys.version_info >= (3, 12):
+        function.type_params = []
+    module = ast.Module(body=imports + [function], type_ignores=[])
+    return LIVE_CODE_BENCH_HEADER + ast.unparse(ast.fix_missing_locations(module)) + "\n"
+
+
+HARNESS_PROGRAMS = {"prime": prime_program, "live_code_bench": live_code_bench_program}
+
+
+def run_in_harness(harness, namespace, stdin_text):
+    """The in-process rules of prime_code and LiveCodeBench: call `code()` with stdin mocked
+    by a string and stdout captured in memory; `SystemExit` ends the test normally, any other
+    exception fails it (exit status 1)."""
+    import unittest.mock
+
+    method = namespace.get("code")
+    if method is None:
+        raise RuntimeError("the harness found no code() to call")
+    capture = io.StringIO()
+    if harness == "prime":
+        # verl's capture replaces close() by a one-argument lambda: `sys.stdout.close()` raises.
+        capture.close = lambda x: 1
+    saved_stdout = sys.stdout
+    sys.stdout = capture
+    sys.stdin = io.StringIO(stdin_text)
+    opener = builtins.open
+    if harness == "prime":
+        builtins.open = unittest.mock.mock_open(read_data=stdin_text)
+    try:
+        method()
+    except SystemExit:
+        pass
+    finally:
+        builtins.open = opener
+        sys.stdout = saved_stdout
+        return_text = capture.getvalue()
+        saved_stdout.write(return_text)
 
 
 def memory_file(name, content=b""):
@@ -265,7 +386,13 @@ def run_test(state, header, stdin, extra_source):
         except OSError:
             pass
         os.close(marker_read)
-        run_child(state["units"], extra, state["filename"], (stdin_fd, stdout_fd, stderr_fd), marker_write, marker, header)
+        harness = state["harness"]
+        stdin_text = stdin.decode("utf-8", "surrogateescape") if harness is not None else ""
+        if harness is not None:
+            os.close(stdin_fd)
+            stdin_fd = memory_file("stdin")
+        run_child(state["units"], extra, state["filename"], (stdin_fd, stdout_fd, stderr_fd), marker_write, marker, header,
+                  harness, stdin_text)
     os.close(marker_write)
     os.close(stdin_fd)
     pidfd = os.pidfd_open(child)
@@ -320,6 +447,16 @@ def load(state, header, sources):
             failed.append(f"{module}: {type(error).__name__}: {error}")
     state["units"] = []
     state["compile_error"] = None
+    state["harness"] = header.get("harness")
+    if state["harness"] is not None:
+        import unittest.mock  # noqa: F401  (imported once here, not in every child)
+
+        transform = HARNESS_PROGRAMS[state["harness"]]
+        try:
+            sources = [transform(source) for source in sources]
+        except SyntaxError as error:
+            state["compile_error"] = "".join(traceback.format_exception_only(type(error), error))
+            sources = []
     for source in sources:
         try:
             state["units"].append(compile(source, state["filename"], "exec", dont_inherit=True))
@@ -341,7 +478,8 @@ def main():
         os.dup2(null, fd)
     os.close(null)
     install_site_builtins()
-    state = {"units": [], "compile_error": None, "filename": "solution.py"}
+    add_site_packages()
+    state = {"units": [], "compile_error": None, "filename": "solution.py", "harness": None}
     while True:
         try:
             header = read_frame()

@@ -35,7 +35,7 @@ const LIMITS: TestLimits = TestLimits {
 fn compiles_once_and_runs_each_test_in_a_fresh_child() {
     let (mut child, mut runner) = start();
     let source = "import sys\ncount = globals().get('count', 0) + 1\na, b = map(int, sys.stdin.readline().split())\nprint(a + b, count)";
-    let report = runner.load(&[source], "solution.py", &[]).unwrap();
+    let report = runner.load(&[source], "solution.py", &[], None).unwrap();
     assert!(report.ok && report.compile_error.is_none());
     for (input, expected) in [("1 2\n", "3 1\n"), ("40 2\n", "42 1\n")] {
         let test = runner.run_test(input.as_bytes(), None, LIMITS).unwrap();
@@ -56,7 +56,7 @@ fn compiles_once_and_runs_each_test_in_a_fresh_child() {
 fn stdin_works_through_every_interface() {
     let (_child, mut runner) = start();
     let source = "import os, sys\nfirst = os.read(0, 3)\nrest = sys.stdin.buffer.read()\nprint(first, rest, open(0).read() == '')";
-    runner.load(&[source], "solution.py", &[]).unwrap();
+    runner.load(&[source], "solution.py", &[], None).unwrap();
     let test = runner.run_test(b"abcdef", None, LIMITS).unwrap();
     assert_eq!(
         String::from_utf8_lossy(&test.stdout),
@@ -68,7 +68,12 @@ fn stdin_works_through_every_interface() {
 fn exit_before_the_assert_is_not_completed() {
     let (_child, mut runner) = start();
     runner
-        .load(&["def f(x):\n    return x + 1\nexit()"], "solution.py", &[])
+        .load(
+            &["def f(x):\n    return x + 1\nexit()"],
+            "solution.py",
+            &[],
+            None,
+        )
         .unwrap();
     let test = runner
         .run_test(b"", Some("assert f(1) == 3"), LIMITS)
@@ -80,7 +85,7 @@ fn exit_before_the_assert_is_not_completed() {
     );
     assert!(!test.completed, "the assert never ran");
     runner
-        .load(&["def f(x):\n    return x + 1"], "solution.py", &[])
+        .load(&["def f(x):\n    return x + 1"], "solution.py", &[], None)
         .unwrap();
     let passing = runner
         .run_test(b"", Some("assert f(1) == 2"), LIMITS)
@@ -101,6 +106,7 @@ fn os_exit_zero_is_not_completed_either() {
             &["import os\nprint('4', flush=True)\nos._exit(0)"],
             "solution.py",
             &[],
+            None,
         )
         .unwrap();
     let test = runner.run_test(b"", None, LIMITS).unwrap();
@@ -111,7 +117,7 @@ fn os_exit_zero_is_not_completed_either() {
 #[test]
 fn a_syntax_error_fails_every_test_with_its_message() {
     let (_child, mut runner) = start();
-    let report = runner.load(&["x = (\n"], "solution.py", &[]).unwrap();
+    let report = runner.load(&["x = (\n"], "solution.py", &[], None).unwrap();
     assert!(
         report
             .compile_error
@@ -128,7 +134,12 @@ fn a_syntax_error_fails_every_test_with_its_message() {
 fn a_missing_preload_module_is_reported() {
     let (_child, mut runner) = start();
     let report = runner
-        .load(&["pass"], "solution.py", &["json", "no_such_module_rlvr"])
+        .load(
+            &["pass"],
+            "solution.py",
+            &["json", "no_such_module_rlvr"],
+            None,
+        )
         .unwrap();
     assert!(!report.ok);
     assert_eq!(report.preload_errors.len(), 1);
@@ -143,6 +154,7 @@ fn the_wall_clock_kills_a_loop_and_the_runner_goes_on() {
             &["import sys\nif sys.stdin.read() == 'spin':\n    while True: pass\nprint('fine')"],
             "solution.py",
             &[],
+            None,
         )
         .unwrap();
     let limits = TestLimits {
@@ -164,6 +176,7 @@ fn output_past_the_limit_is_cut_and_marked() {
             &["import sys\nwhile True:\n    sys.stdout.write('x' * 65536)"],
             "solution.py",
             &[],
+            None,
         )
         .unwrap();
     let limits = TestLimits {
@@ -180,7 +193,7 @@ fn output_past_the_limit_is_cut_and_marked() {
 fn a_fifty_megabyte_stdin_that_is_never_read_does_not_block() {
     let (_child, mut runner) = start();
     runner
-        .load(&["print('ignored the input')"], "solution.py", &[])
+        .load(&["print('ignored the input')"], "solution.py", &[], None)
         .unwrap();
     let input = vec![b'7'; 50 << 20];
     let test = runner.run_test(&input, None, LIMITS).unwrap();
@@ -195,6 +208,7 @@ fn pre_imported_random_generators_are_reseeded_per_test() {
             &["import random\nprint(random.random())"],
             "solution.py",
             &["random"],
+            None,
         )
         .unwrap();
     let first = runner.run_test(b"", None, LIMITS).unwrap();
@@ -206,7 +220,7 @@ fn pre_imported_random_generators_are_reseeded_per_test() {
 fn atexit_handlers_and_threads_finish_before_the_report() {
     let (_child, mut runner) = start();
     let source = "import atexit, threading, time\natexit.register(lambda: print('atexit'))\ndef late():\n    time.sleep(0.1)\n    print('thread')\nthreading.Thread(target=late).start()";
-    runner.load(&[source], "solution.py", &[]).unwrap();
+    runner.load(&[source], "solution.py", &[], None).unwrap();
     let test = runner.run_test(b"", None, LIMITS).unwrap();
     assert_eq!(test.stdout, b"thread\natexit\n");
 }
@@ -214,7 +228,7 @@ fn atexit_handlers_and_threads_finish_before_the_report() {
 #[test]
 fn a_dead_runner_is_an_error_not_a_hang() {
     let (mut child, mut runner) = start();
-    runner.load(&["pass"], "solution.py", &[]).unwrap();
+    runner.load(&["pass"], "solution.py", &[], None).unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
     let error = runner.run_test(b"", None, LIMITS).unwrap_err();
@@ -227,7 +241,7 @@ fn a_dead_runner_is_an_error_not_a_hang() {
 #[test]
 fn a_stuck_runner_hits_the_deadline() {
     let (mut child, mut runner) = start();
-    runner.load(&["pass"], "solution.py", &[]).unwrap();
+    runner.load(&["pass"], "solution.py", &[], None).unwrap();
     // SIGSTOP: alive but silent.
     let pid = child.id() as i32;
     assert_eq!(unsafe_free_kill(pid, "STOP"), 0);
@@ -252,4 +266,64 @@ fn unsafe_free_kill(pid: i32, signal: &str) -> i32 {
         .unwrap()
         .code()
         .unwrap_or(-1)
+}
+
+#[test]
+fn the_prime_harness_swallows_system_exit_but_not_exit() {
+    let (_child, mut runner) = start();
+    let harness = Some(rlvr_runner::Harness::Prime);
+    runner
+        .load(
+            &["a, b = map(int, input().split())\nprint(a + b)\nraise SystemExit(1)"],
+            "solution.py",
+            &[],
+            harness,
+        )
+        .unwrap();
+    let swallowed = runner.run_test(b"2 3\n", None, LIMITS).unwrap();
+    assert_eq!(
+        (swallowed.exit_code, swallowed.stdout.as_slice()),
+        (Some(0), &b"5\n"[..])
+    );
+    runner
+        .load(&["print(4)\nexit()"], "solution.py", &[], harness)
+        .unwrap();
+    let exit_is_none = runner.run_test(b"", None, LIMITS).unwrap();
+    assert_eq!(
+        exit_is_none.exit_code,
+        Some(1),
+        "exit is None under prime's reliability guard"
+    );
+    runner
+        .load(
+            &["from sys import stdin\nprint(stdin.readline().strip() or 'EMPTY')"],
+            "solution.py",
+            &[],
+            harness,
+        )
+        .unwrap();
+    let alias = runner.run_test(b"hi\n", None, LIMITS).unwrap();
+    assert_eq!(
+        alias.stdout, b"EMPTY\n",
+        "a module-level alias reads the real, empty stdin as in verl"
+    );
+}
+
+#[test]
+fn the_live_code_bench_harness_unwraps_the_main_guard() {
+    let (_child, mut runner) = start();
+    let source = "import sys\ndef main():\n    print(sys.stdin.readline().strip()[::-1])\nif __name__ == '__main__':\n    main()";
+    runner
+        .load(
+            &[source],
+            "solution.py",
+            &[],
+            Some(rlvr_runner::Harness::LiveCodeBench),
+        )
+        .unwrap();
+    let test = runner.run_test(b"abc\n", None, LIMITS).unwrap();
+    assert_eq!(
+        (test.exit_code, test.stdout.as_slice()),
+        (Some(0), &b"cba\n"[..])
+    );
 }

@@ -1,0 +1,204 @@
+//! The engine: a bounded queue of jobs and one worker thread per core. Each worker plans a job
+//! (cheap), then executes it through its own warm runner; the caller's reply function receives
+//! the result. Callers that need job order (the CLI) reorder with [`crate::InOrder`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+use rlvr_sandbox::Sandbox;
+use rlvr_verify::{JobResult, Plan, PlanOptions, Profile, TestSuite, Verdict, aggregate, plan};
+
+use crate::executor::Executor;
+
+/// One response to score.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The profile's rules.
+    pub profile: Arc<Profile>,
+    /// The model's response text.
+    pub response: String,
+    /// The record's tests.
+    pub suite: TestSuite,
+    /// Sampling, limits and the job's identity.
+    pub options: PlanOptions,
+}
+
+/// Receives a job's result, on a worker thread.
+pub type Reply = Box<dyn FnOnce(JobResult) + Send>;
+
+/// How many workers and how much queue.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineConfig {
+    /// Worker threads (each runs one job at a time in its own sandbox).
+    pub workers: usize,
+    /// Jobs waiting for a worker before `submit` blocks and `try_submit` refuses.
+    pub queue_capacity: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        let workers = std::thread::available_parallelism().map_or(2, usize::from);
+        Self {
+            workers,
+            queue_capacity: workers * 4,
+        }
+    }
+}
+
+/// Counters over the engine's life, for summaries and `/metrics`.
+#[derive(Debug, Default)]
+pub struct EngineStatistics {
+    /// Jobs finished.
+    pub jobs: AtomicU64,
+    /// Tests executed (not skipped).
+    pub tests: AtomicU64,
+    /// Tests per verdict, indexed like [`Verdict::ALL`].
+    pub verdicts: [AtomicU64; Verdict::ALL.len()],
+    /// Jobs waiting in the queue right now.
+    pub queued: AtomicU64,
+}
+
+/// The queue is full: try again later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the verify queue is full")]
+pub struct QueueFull;
+
+struct Task {
+    job: Job,
+    reply: Reply,
+}
+
+/// The worker pool.
+pub struct Engine {
+    sender: Option<Sender<Task>>,
+    workers: Vec<JoinHandle<()>>,
+    cancelled: Arc<AtomicBool>,
+    statistics: Arc<EngineStatistics>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Engine")
+            .field("workers", &self.workers.len())
+            .finish()
+    }
+}
+
+impl Engine {
+    /// Starts the workers.
+    pub fn start(sandbox: Sandbox, config: EngineConfig) -> Self {
+        let (sender, receiver) = crossbeam_channel::bounded::<Task>(config.queue_capacity.max(1));
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let statistics = Arc::new(EngineStatistics::default());
+        let workers = (0..config.workers.max(1))
+            .map(|index| {
+                let receiver: Receiver<Task> = receiver.clone();
+                let sandbox = sandbox.clone();
+                let cancelled = Arc::clone(&cancelled);
+                let statistics = Arc::clone(&statistics);
+                std::thread::Builder::new()
+                    .name(format!("rlvr-worker-{index}"))
+                    .spawn(move || work(&sandbox, &receiver, &cancelled, &statistics))
+                    .expect("the operating system starts a worker thread")
+            })
+            .collect();
+        Self {
+            sender: Some(sender),
+            workers,
+            cancelled,
+            statistics,
+        }
+    }
+
+    /// Queues a job, waiting while the queue is full.
+    pub fn submit(&self, job: Job, reply: Reply) {
+        self.statistics.queued.fetch_add(1, Ordering::Relaxed);
+        let sender = self.sender.as_ref().expect("the engine is running");
+        if let Err(error) = sender.send(Task { job, reply }) {
+            self.statistics.queued.fetch_sub(1, Ordering::Relaxed);
+            drop(error);
+        }
+    }
+
+    /// Queues a job unless the queue is full.
+    pub fn try_submit(&self, job: Job, reply: Reply) -> Result<(), QueueFull> {
+        let sender = self.sender.as_ref().expect("the engine is running");
+        self.statistics.queued.fetch_add(1, Ordering::Relaxed);
+        match sender.try_send(Task { job, reply }) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                self.statistics.queued.fetch_sub(1, Ordering::Relaxed);
+                Err(QueueFull)
+            }
+        }
+    }
+
+    /// Stops work in progress: tests not yet started are skipped. Replies still arrive.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    /// The engine's counters.
+    pub fn statistics(&self) -> &Arc<EngineStatistics> {
+        &self.statistics
+    }
+
+    /// Lets queued jobs finish, then stops the workers.
+    pub fn shutdown(mut self) {
+        self.close();
+    }
+
+    fn close(&mut self) {
+        self.sender.take();
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn work(
+    sandbox: &Sandbox,
+    receiver: &Receiver<Task>,
+    cancelled: &AtomicBool,
+    statistics: &EngineStatistics,
+) {
+    let executor = Executor::new(sandbox, cancelled);
+    for Task { job, reply } in receiver.iter() {
+        statistics.queued.fetch_sub(1, Ordering::Relaxed);
+        let result = score(&executor, &job);
+        if let Some(tests) = &result.tests {
+            for test in tests {
+                if test.verdict != Verdict::Skipped {
+                    statistics.tests.fetch_add(1, Ordering::Relaxed);
+                }
+                let slot = Verdict::ALL
+                    .iter()
+                    .position(|verdict| *verdict == test.verdict)
+                    .unwrap_or(0);
+                statistics.verdicts[slot].fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        statistics.jobs.fetch_add(1, Ordering::Relaxed);
+        reply(result);
+    }
+}
+
+/// Plans and executes one job.
+fn score(executor: &Executor<'_>, job: &Job) -> JobResult {
+    match plan(&job.profile, &job.response, &job.suite, &job.options) {
+        Plan::Finished(result) => result,
+        Plan::Execute(execution) => {
+            let run = executor.execute(&job.profile, &execution);
+            aggregate(&execution, &run)
+        }
+    }
+}

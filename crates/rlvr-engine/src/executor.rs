@@ -1,0 +1,309 @@
+//! Runs one job's execution plan: one sandboxed warm runner per job, a fresh forked child per
+//! test, stages in order, early stop where the scoring allows it, and a job deadline.
+//!
+//! A runner that dies or stops answering is replaced and the job goes on; a test that killed
+//! it by running out of memory gets `memory_limit`. Only when no runner can be started does a
+//! test get `sandbox_error` (and the job `sandbox_error`, never a silent 0).
+
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use rlvr_runner::{Harness, Outcome, Runner, RunnerError, TestLimits, TestReport};
+use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec};
+use rlvr_verify::{
+    ExecutionPlan, ExecutionResult, JobRun, Profile, StageCondition, TestProgram, TestRun, Verdict,
+    judge_test,
+};
+
+/// Memory the runner process itself may use on top of a test's limit (interpreter, preloaded
+/// modules such as pandas, pipes).
+const RUNNER_HEADROOM_BYTES: u64 = 512 << 20;
+/// Memory limit of the sandbox when the profile sets none (the in-process references).
+const DEFAULT_MEMORY_BYTES: u64 = 2 << 30;
+/// A runner that fails this many times in one job is not restarted again.
+const MAX_RUNNER_RESTARTS: usize = 3;
+const SIGKILL: i32 = 9;
+const SIGXCPU: i32 = 24;
+
+/// The runner process and the connection to it.
+struct Session {
+    process: SandboxedProcess,
+    runner: Runner,
+    /// The source currently compiled in the runner.
+    loaded: Option<String>,
+    /// OOM kills in the sandbox's cgroup seen so far.
+    out_of_memory_kills: u64,
+}
+
+/// Executes plans through one sandbox. One executor per worker thread.
+pub(crate) struct Executor<'a> {
+    sandbox: &'a Sandbox,
+    cancelled: &'a AtomicBool,
+}
+
+impl<'a> Executor<'a> {
+    pub(crate) fn new(sandbox: &'a Sandbox, cancelled: &'a AtomicBool) -> Self {
+        Self { sandbox, cancelled }
+    }
+
+    /// Runs every stage the plan needs and returns the verdicts.
+    pub(crate) fn execute(&self, profile: &Profile, plan: &ExecutionPlan) -> JobRun {
+        let started = Instant::now();
+        let job_deadline = started + plan.limits.job_deadline;
+        let mut job = JobExecution {
+            executor: self,
+            plan,
+            profile,
+            session: None,
+            restarts: 0,
+        };
+        let mut run = JobRun::default();
+        for (stage_index, stage) in plan.stages.iter().enumerate() {
+            if stage.run_if == StageCondition::PreviousStageNotAllPassed
+                && stage_index > 0
+                && run.stages.last().is_some_and(|previous| {
+                    !previous.is_empty()
+                        && previous.iter().all(|test| test.verdict == Verdict::Pass)
+                })
+            {
+                break;
+            }
+            let stage_deadline = stage.budget.map(|budget| Instant::now() + budget);
+            let mut runs = Vec::with_capacity(stage.programs.len());
+            let mut stop = false;
+            for &program_index in &stage.programs {
+                if stop || self.cancelled.load(Ordering::Relaxed) {
+                    runs.push(TestRun {
+                        verdict: Verdict::Skipped,
+                        wall_time: None,
+                    });
+                    continue;
+                }
+                let now = Instant::now();
+                let mut deadline = job_deadline;
+                if let Some(stage_deadline) = stage_deadline {
+                    deadline = deadline.min(stage_deadline);
+                }
+                if now >= deadline {
+                    run.deadline_exceeded |= now >= job_deadline;
+                    runs.push(TestRun {
+                        verdict: Verdict::Timeout,
+                        wall_time: None,
+                    });
+                    stop = true;
+                    continue;
+                }
+                let time_limit = stage.time_per_test.min(deadline - now);
+                let program = &plan.programs[program_index];
+                let result = job.run_test(program, time_limit);
+                let verdict = judge_test(profile, program, &result);
+                runs.push(TestRun {
+                    verdict,
+                    wall_time: result.wall_time,
+                });
+                if verdict != Verdict::Pass && stage.may_stop_at_first_failure {
+                    stop = true;
+                }
+            }
+            run.stages.push(runs);
+        }
+        if let Some(session) = job.session.take() {
+            session.finish();
+        }
+        run
+    }
+}
+
+/// One job in progress: its plan and its runner session.
+struct JobExecution<'e, 'a> {
+    executor: &'e Executor<'a>,
+    plan: &'e ExecutionPlan,
+    profile: &'e Profile,
+    session: Option<Session>,
+    restarts: usize,
+}
+
+impl JobExecution<'_, '_> {
+    fn run_test(&mut self, program: &TestProgram, time_limit: Duration) -> ExecutionResult {
+        loop {
+            let session = match self.session.as_mut() {
+                Some(session) => session,
+                None => match self.start_session() {
+                    Ok(session) => self.session.insert(session),
+                    Err(message) => return sandbox_error(message),
+                },
+            };
+            match session.run(self.plan, self.profile, program, time_limit) {
+                Ok(result) => return result,
+                Err(failure) => {
+                    // The runner died or hung: find out whether the test did it by running out
+                    // of memory, replace the runner, and move on.
+                    let session = self.session.take().expect("a session was running");
+                    let out_of_memory = session.finish_after_failure();
+                    self.restarts += 1;
+                    if out_of_memory {
+                        return ExecutionResult {
+                            memory_exceeded: true,
+                            signal: Some(SIGKILL),
+                            wall_time: Some(time_limit),
+                            ..ExecutionResult::default()
+                        };
+                    }
+                    if matches!(failure, RunnerError::Deadline) {
+                        return ExecutionResult {
+                            timed_out: true,
+                            wall_time: Some(time_limit),
+                            ..ExecutionResult::default()
+                        };
+                    }
+                    if self.restarts > MAX_RUNNER_RESTARTS {
+                        return sandbox_error(format!(
+                            "the runner failed {} times: {failure}",
+                            self.restarts
+                        ));
+                    }
+                    tracing::debug!("runner failed ({failure}); restarting it");
+                }
+            }
+        }
+    }
+
+    fn start_session(&self) -> Result<Session, String> {
+        let limits = &self.plan.limits;
+        let memory = limits
+            .memory_bytes
+            .unwrap_or(DEFAULT_MEMORY_BYTES)
+            .max(1 << 30)
+            + RUNNER_HEADROOM_BYTES;
+        let mut request = SpawnRequest::new(Program::Command {
+            argv: std::iter::once("python".to_owned())
+                .chain(
+                    rlvr_runner::interpreter_arguments()
+                        .iter()
+                        .map(|argument| (*argument).to_owned()),
+                )
+                .collect(),
+        });
+        request.limits.memory_bytes = memory;
+        request.limits.cpu = Duration::from_secs(24 * 3600);
+        request.limits.wall = limits.job_deadline;
+        request.limits.pids = 256;
+        request.stderr = StdioSpec::Null;
+        let mut process = self
+            .executor
+            .sandbox
+            .spawn(request)
+            .map_err(|error| error.to_string())?;
+        let (Some(stdin), Some(stdout)) = (process.stdin.take(), process.stdout.take()) else {
+            return Err("the sandbox gave the runner no pipes".to_owned());
+        };
+        let runner = Runner::new(OwnedFd::from(stdin), OwnedFd::from(stdout));
+        let out_of_memory_kills = process.usage().out_of_memory_kills;
+        Ok(Session {
+            process,
+            runner,
+            loaded: None,
+            out_of_memory_kills,
+        })
+    }
+}
+
+impl Session {
+    fn run(
+        &mut self,
+        plan: &ExecutionPlan,
+        profile: &Profile,
+        program: &TestProgram,
+        time_limit: Duration,
+    ) -> Result<ExecutionResult, RunnerError> {
+        if self.loaded.as_deref() != Some(program.source.as_str()) {
+            let harness = match profile.runner {
+                rlvr_verify::Runner::FreshProcess => None,
+                rlvr_verify::Runner::PrimeHarness => Some(Harness::Prime),
+                rlvr_verify::Runner::LiveCodeBenchHarness => Some(Harness::LiveCodeBench),
+            };
+            let report = self.runner.load(
+                &[program.source.as_str()],
+                "solution.py",
+                &plan.required_modules,
+                harness,
+            )?;
+            if !report.ok {
+                return Ok(sandbox_error(format!(
+                    "the sandbox interpreter cannot import what this profile needs: {}",
+                    report.preload_errors.join("; ")
+                )));
+            }
+            self.loaded = Some(program.source.clone());
+        }
+        let limits = TestLimits {
+            wall_ms: u64::try_from(time_limit.as_millis())
+                .unwrap_or(u64::MAX)
+                .max(1),
+            cpu_seconds: time_limit.as_secs() + 1,
+            output_bytes: plan.limits.output_bytes,
+            address_space_bytes: plan.limits.memory_bytes.unwrap_or(0),
+        };
+        let stdin = program.stdin.as_deref().unwrap_or("").as_bytes();
+        let report = self.runner.run_test(stdin, None, limits)?;
+        let kills = self.process.usage().out_of_memory_kills;
+        let out_of_memory = kills > self.out_of_memory_kills;
+        self.out_of_memory_kills = kills;
+        Ok(execution_result(report, out_of_memory))
+    }
+
+    /// Asks the runner to exit, then kills and reaps the sandbox (dropping does both).
+    fn finish(self) {
+        let Session {
+            mut process,
+            runner,
+            ..
+        } = self;
+        if runner.exit().is_ok() {
+            let _ = process.wait_until(Instant::now() + Duration::from_secs(1));
+        }
+    }
+
+    /// Tears down a failed runner; true when the cgroup OOM-killed something since the last test.
+    fn finish_after_failure(self) -> bool {
+        let Session {
+            mut process,
+            out_of_memory_kills,
+            ..
+        } = self;
+        process.kill();
+        let _ = process.wait_until(Instant::now() + Duration::from_secs(5));
+        process.usage().out_of_memory_kills > out_of_memory_kills
+    }
+}
+
+/// Maps the runner's report of one test into what the profile judges.
+fn execution_result(report: TestReport, out_of_memory: bool) -> ExecutionResult {
+    let stderr_tail =
+        String::from_utf8_lossy(&report.stderr[report.stderr.len().saturating_sub(4096)..])
+            .into_owned();
+    let memory_error = report.exit_code == Some(1)
+        && stderr_tail
+            .trim_end()
+            .lines()
+            .last()
+            .is_some_and(|line| line.starts_with("MemoryError"));
+    ExecutionResult {
+        exit_code: report.exit_code,
+        signal: report.signal,
+        timed_out: report.outcome == Outcome::Timeout || report.signal == Some(SIGXCPU),
+        memory_exceeded: out_of_memory && report.signal == Some(SIGKILL) || memory_error,
+        output_exceeded: report.stdout_truncated,
+        sandbox_error: None,
+        wall_time: Some(Duration::from_secs_f64(report.wall_ms / 1000.0)),
+        stdout: report.stdout,
+    }
+}
+
+fn sandbox_error(message: String) -> ExecutionResult {
+    ExecutionResult {
+        sandbox_error: Some(message),
+        ..ExecutionResult::default()
+    }
+}

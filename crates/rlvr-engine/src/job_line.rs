@@ -1,0 +1,157 @@
+//! One job line of `rlvr verify`: `{"id": any, "response": str, "ground_truth": object | JSON
+//! string}` or, with a dataset, `{"id": any, "response": str, "index": row}`.
+
+use rlvr_verify::{TestSuite, TestSuiteError};
+use serde_json::Value;
+
+/// Where a job's tests come from.
+#[derive(Debug, Clone)]
+pub enum JobTests {
+    /// Given inline.
+    Inline(TestSuite),
+    /// Row `index` (zero-based) of the dataset file.
+    DatasetRow(u64),
+}
+
+/// A parsed job line.
+#[derive(Debug, Clone)]
+pub struct JobLine {
+    /// The caller's identifier, echoed back verbatim (`null` when absent).
+    pub id: Value,
+    /// The model's response.
+    pub response: String,
+    /// The tests.
+    pub tests: JobTests,
+}
+
+/// Why a job line is not a job. The id is kept when it could be read, so the result line can
+/// still carry it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{reason}")]
+pub struct JobLineError {
+    /// The id, if the line had one.
+    pub id: Value,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// Parses one job line.
+pub fn parse_job_line(line: &str) -> Result<JobLine, JobLineError> {
+    let value: Value = serde_json::from_str(line).map_err(|error| JobLineError {
+        id: Value::Null,
+        reason: format!("not valid JSON: {error}"),
+    })?;
+    let Value::Object(mut object) = value else {
+        return Err(JobLineError {
+            id: Value::Null,
+            reason: "a job must be a JSON object".into(),
+        });
+    };
+    let id = object.remove("id").unwrap_or(Value::Null);
+    let fail = |reason: String| JobLineError {
+        id: id.clone(),
+        reason,
+    };
+    let response = match object.remove("response") {
+        Some(Value::String(response)) => response,
+        Some(other) => {
+            return Err(fail(format!(
+                "`response` must be a string, found {}",
+                kind(&other)
+            )));
+        }
+        None => return Err(fail("missing `response`".into())),
+    };
+    let tests = match (object.remove("ground_truth"), object.remove("index")) {
+        (Some(_), Some(_)) => {
+            return Err(fail(
+                "give either `ground_truth` or `index`, not both".into(),
+            ));
+        }
+        (Some(ground_truth), None) => JobTests::Inline(
+            TestSuite::from_value(&ground_truth)
+                .map_err(|error: TestSuiteError| fail(error.to_string()))?,
+        ),
+        (None, Some(index)) => match index.as_u64() {
+            Some(row) => JobTests::DatasetRow(row),
+            None => {
+                return Err(fail(format!(
+                    "`index` must be a non-negative integer, found {index}"
+                )));
+            }
+        },
+        (None, None) => {
+            return Err(fail(
+                "missing `ground_truth` (or `index` with --dataset)".into(),
+            ));
+        }
+    };
+    Ok(JobLine {
+        id,
+        response,
+        tests,
+    })
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_ground_truth_as_object_or_json_string() {
+        for line in [
+            r#"{"id": 7, "response": "x", "ground_truth": {"inputs": ["1\n"], "outputs": ["1\n"]}}"#,
+            r#"{"id": 7, "response": "x", "ground_truth": "{\"inputs\": [\"1\\n\"], \"outputs\": [\"1\\n\"]}"}"#,
+        ] {
+            let job = parse_job_line(line).unwrap();
+            assert_eq!(job.id, 7);
+            assert!(matches!(job.tests, JobTests::Inline(ref suite) if suite.len() == 1));
+        }
+    }
+
+    #[test]
+    fn dataset_rows_by_index() {
+        let job = parse_job_line(r#"{"id": "a", "response": "x", "index": 12}"#).unwrap();
+        assert!(matches!(job.tests, JobTests::DatasetRow(12)));
+    }
+
+    #[test]
+    fn bad_lines_keep_their_id_and_say_why() {
+        let cases = [
+            ("{", "not valid JSON"),
+            ("[1]", "must be a JSON object"),
+            (r#"{"id": 1}"#, "missing `response`"),
+            (
+                r#"{"id": 1, "response": 3, "index": 0}"#,
+                "`response` must be a string",
+            ),
+            (r#"{"id": 1, "response": "x"}"#, "missing `ground_truth`"),
+            (
+                r#"{"id": 1, "response": "x", "index": -1}"#,
+                "`index` must be a non-negative integer",
+            ),
+            (
+                r#"{"id": 1, "response": "x", "ground_truth": {"inputs": ["a"]}}"#,
+                "ground truth",
+            ),
+        ];
+        for (line, reason) in cases {
+            let error = parse_job_line(line).unwrap_err();
+            assert!(error.reason.contains(reason), "{line}: {}", error.reason);
+            if line.starts_with("{\"id\"") {
+                assert_eq!(error.id, 1, "{line}");
+            }
+        }
+    }
+}

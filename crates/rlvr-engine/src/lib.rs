@@ -1,0 +1,12 @@
+//! The verify engine: runs plans from `rlvr-verify` through `rlvr-sandbox` with the warm
+//! runner of `rlvr-runner`, on every core, and hands results back in job order when asked.
+//! `rlvr verify` and `rlvr serve` both run on it.
+
+mod engine;
+mod executor;
+mod in_order;
+mod job_line;
+
+pub use engine::{Engine, EngineConfig, EngineStatistics, Job, QueueFull, Reply};
+pub use in_order::InOrder;
+pub use job_line::{JobLine, JobLineError, JobTests, parse_job_line};

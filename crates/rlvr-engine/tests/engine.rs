@@ -1,0 +1,82 @@
+//! The engine end to end: real plans, the real sandbox, the warm runner.
+
+use std::sync::Arc;
+use std::sync::mpsc;
+
+use rlvr_engine::{Engine, EngineConfig, Job};
+use rlvr_sandbox::{Sandbox, SandboxConfig};
+use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, Status, TestSuite};
+
+fn engine() -> Engine {
+    let sandbox =
+        Sandbox::new(SandboxConfig::default()).expect("the sandbox starts (tests run as root)");
+    Engine::start(
+        sandbox,
+        EngineConfig {
+            workers: 2,
+            queue_capacity: 8,
+        },
+    )
+}
+
+fn job(profile: ProfileName, response: &str, ground_truth: serde_json::Value) -> Job {
+    Job {
+        profile: Arc::new(Profile::named(profile)),
+        response: response.into(),
+        suite: TestSuite::from_value(&ground_truth).unwrap(),
+        options: PlanOptions {
+            job_identity: b"job".to_vec(),
+            ..PlanOptions::default()
+        },
+    }
+}
+
+fn score_all(engine: &Engine, jobs: Vec<Job>) -> Vec<JobResult> {
+    let (sender, receiver) = mpsc::channel();
+    let count = jobs.len();
+    for (index, job) in jobs.into_iter().enumerate() {
+        let sender = sender.clone();
+        engine.submit(
+            job,
+            Box::new(move |result| sender.send((index, result)).unwrap()),
+        );
+    }
+    let mut results: Vec<_> = receiver.iter().take(count).collect();
+    results.sort_by_key(|(index, _)| *index);
+    results.into_iter().map(|(_, result)| result).collect()
+}
+
+fn fenced(code: &str) -> String {
+    format!("<think>\nthinking\n</think>\n```python\n{code}\n```")
+}
+
+fn sum_tests() -> serde_json::Value {
+    serde_json::json!({"inputs": ["1 2\n", "3 4\n", "10 -3\n"], "outputs": ["3\n", "7\n", "7\n"]})
+}
+
+#[test]
+fn right_wrong_and_crashing_answers_score_as_the_profile_says() {
+    let engine = engine();
+    let right = "a, b = map(int, input().split())\nprint(a + b)";
+    let wrong = "a, b = map(int, input().split())\nprint(a - b)";
+    let crash = "raise ValueError('no')";
+    let results = score_all(
+        &engine,
+        vec![
+            job(ProfileName::Judge, &fenced(right), sum_tests()),
+            job(ProfileName::Judge, &fenced(wrong), sum_tests()),
+            job(ProfileName::Judge, &fenced(crash), sum_tests()),
+            job(ProfileName::Klear, &fenced(right), sum_tests()),
+            job(ProfileName::Klear, &fenced(wrong), sum_tests()),
+            job(ProfileName::Klear, "no think tags", sum_tests()),
+        ],
+    );
+    let scores: Vec<_> = results.iter().map(|result| result.score).collect();
+    assert_eq!(scores[0], Some(1.0));
+    assert_eq!((results[1].passed, scores[1]), (0, Some(0.0)));
+    assert_eq!(scores[2], Some(0.0));
+    assert_eq!(scores[3], Some(1.0));
+    assert_eq!(results[5].status, Status::FormatError);
+    assert_eq!(scores[5], Some(-0.5));
+    engine.shutdown();
+}
