@@ -34,6 +34,20 @@ enum Command {
     Verify(command::verify::Args),
     /// Download the dataset from the Hub, resuming and verifying its SHA-256.
     Fetch(command::fetch::Args),
+    /// Convert between the upstream (KlearReasoner-CodeSub-15K) and released layouts.
+    Convert(command::convert::Args),
+    /// Export the dataset to another format (`rlvr export parquet FILE OUTDIR`).
+    Export(command::export::Args),
+    /// Turn an export back into the JSON Lines file (`rlvr import parquet DIR OUT.jsonl`).
+    Import(command::import::Args),
+    /// Split into train/validation/test so that no prompt group is in two splits.
+    Split(command::split::Args),
+    /// Drop repeated prompts, keeping the first occurrence and the order.
+    Dedup(command::dedup::Args),
+    /// Write a dataset card (README.md) with statistics, validation results and SVG charts.
+    Card(command::card::Args),
+    /// Flag records with quality problems that affect rewards, with counts and examples.
+    Audit(command::audit::Args),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +62,13 @@ fn main() -> ExitCode {
         Command::Doctor(args) => command::doctor::run(args),
         Command::Verify(args) => command::verify::run(args),
         Command::Fetch(args) => command::fetch::run(args),
+        Command::Convert(args) => command::convert::run(args),
+        Command::Export(args) => command::export::run(args),
+        Command::Import(args) => command::import::run(args),
+        Command::Split(args) => command::split::run(args),
+        Command::Dedup(args) => command::dedup::run(args),
+        Command::Card(args) => command::card::run(args),
+        Command::Audit(args) => command::audit::run(args),
     };
     exit::to_exit_code(outcome)
 }

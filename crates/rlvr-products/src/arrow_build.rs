@@ -1,0 +1,146 @@
+//! Small builders from [`StringList`]s and scalars to Arrow arrays, with offsets checked (a
+//! `string` column holds at most 2 GiB per row group).
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, BooleanArray, Int64Array, ListArray, StringArray, StructArray};
+use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{ArrowError, DataType, Field, Fields};
+
+use crate::error::ProductsError;
+use crate::string_list::StringList;
+
+fn offset(value: usize, column: &str) -> Result<i32, ProductsError> {
+    i32::try_from(value).map_err(|_| ProductsError::Arrow {
+        column: column.to_owned(),
+        source: ArrowError::InvalidArgumentError(
+            "more than 2 GiB of text in one row group".to_owned(),
+        ),
+    })
+}
+
+fn arrow_error(column: &str) -> impl Fn(ArrowError) -> ProductsError + '_ {
+    move |source| ProductsError::Arrow {
+        column: column.to_owned(),
+        source,
+    }
+}
+
+/// A non-null `string` array with one value per item.
+pub fn strings<'a>(
+    values: impl Iterator<Item = &'a str>,
+    column: &str,
+) -> Result<ArrayRef, ProductsError> {
+    let mut bytes = Vec::new();
+    let mut offsets = vec![0i32];
+    for value in values {
+        bytes.extend_from_slice(value.as_bytes());
+        offsets.push(offset(bytes.len(), column)?);
+    }
+    let array = StringArray::try_new(
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        Buffer::from_vec(bytes),
+        None,
+    )
+    .map_err(arrow_error(column))?;
+    Ok(Arc::new(array))
+}
+
+/// All strings of several lists concatenated, as one flat `string` array, plus the list offsets.
+fn flatten<'a>(
+    lists: impl Iterator<Item = &'a StringList>,
+    column: &str,
+) -> Result<(StringArray, OffsetBuffer<i32>), ProductsError> {
+    let mut bytes = Vec::new();
+    let mut value_offsets = vec![0i32];
+    let mut list_offsets = vec![0i32];
+    for list in lists {
+        let base = bytes.len();
+        bytes.extend_from_slice(list.bytes());
+        for &end in list.ends() {
+            value_offsets.push(offset(base + end, column)?);
+        }
+        list_offsets.push(offset(value_offsets.len() - 1, column)?);
+    }
+    let values = StringArray::try_new(
+        OffsetBuffer::new(ScalarBuffer::from(value_offsets)),
+        Buffer::from_vec(bytes),
+        None,
+    )
+    .map_err(arrow_error(column))?;
+    Ok((values, OffsetBuffer::new(ScalarBuffer::from(list_offsets))))
+}
+
+/// The item field of a non-null `list<string>`.
+pub fn string_item() -> Arc<Field> {
+    Arc::new(Field::new_list_field(DataType::Utf8, false))
+}
+
+/// A `list<string>` column, one list per row.
+pub fn string_lists<'a>(
+    lists: impl Iterator<Item = &'a StringList>,
+    column: &str,
+) -> Result<ArrayRef, ProductsError> {
+    let (values, offsets) = flatten(lists, column)?;
+    let array = ListArray::try_new(string_item(), offsets, Arc::new(values), None)
+        .map_err(arrow_error(column))?;
+    Ok(Arc::new(array))
+}
+
+/// The fields of a chat message struct.
+pub fn message_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("role", DataType::Utf8, false),
+        Field::new("content", DataType::Utf8, false),
+    ])
+}
+
+/// The type of the `prompt` column: `list<struct<role, content>>`.
+pub fn prompt_type() -> DataType {
+    DataType::List(Arc::new(Field::new_list_field(
+        DataType::Struct(message_fields()),
+        false,
+    )))
+}
+
+/// The `prompt` column from per-row roles and contents.
+pub fn prompts<'a>(
+    messages: impl Iterator<Item = (&'a StringList, &'a StringList)> + Clone,
+) -> Result<ArrayRef, ProductsError> {
+    let (roles, offsets) = flatten(messages.clone().map(|(roles, _)| roles), "prompt.role")?;
+    let (contents, _) = flatten(messages.map(|(_, contents)| contents), "prompt.content")?;
+    let structs = StructArray::try_new(
+        message_fields(),
+        vec![Arc::new(roles), Arc::new(contents)],
+        None,
+    )
+    .map_err(arrow_error("prompt"))?;
+    let item = Arc::new(Field::new_list_field(
+        DataType::Struct(message_fields()),
+        false,
+    ));
+    let array = ListArray::try_new(item, offsets, Arc::new(structs), None)
+        .map_err(arrow_error("prompt"))?;
+    Ok(Arc::new(array))
+}
+
+/// A non-null `bool` column.
+pub fn booleans(values: impl Iterator<Item = bool>) -> ArrayRef {
+    Arc::new(BooleanArray::from(values.collect::<Vec<_>>()))
+}
+
+/// A non-null `int64` column.
+pub fn integers(values: impl Iterator<Item = i64>) -> ArrayRef {
+    Arc::new(Int64Array::from(values.collect::<Vec<_>>()))
+}
+
+/// A non-null struct column from named children.
+pub fn structure(
+    fields: Fields,
+    children: Vec<ArrayRef>,
+    column: &str,
+) -> Result<ArrayRef, ProductsError> {
+    Ok(Arc::new(
+        StructArray::try_new(fields, children, None).map_err(arrow_error(column))?,
+    ))
+}

@@ -1,0 +1,99 @@
+//! Errors that stop a data-product command. Problems with single rows are not errors: they are
+//! counted and reported (see each command's report) so that one bad line never hides the rest.
+
+use std::path::PathBuf;
+
+use rlvr_dataset::ReadError;
+
+/// A problem that stops a command.
+#[derive(Debug, thiserror::Error)]
+pub enum ProductsError {
+    /// The input could not be read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// A file could not be created, written or read (the message names the path).
+    #[error("{source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Arrow refused to build a column.
+    #[error("building the arrow column `{column}`: {source}")]
+    Arrow {
+        /// The column.
+        column: String,
+        /// What arrow said.
+        #[source]
+        source: arrow_schema::ArrowError,
+    },
+    /// The Parquet library failed to write or read a file.
+    #[error("parquet `{path}`: {source}")]
+    Parquet {
+        /// The file.
+        path: PathBuf,
+        /// What the library said.
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+    /// A Parquet file does not have the columns of a known layout.
+    #[error("`{path}`: {reason}")]
+    UnknownLayout {
+        /// The file.
+        path: PathBuf,
+        /// What is missing or unexpected.
+        reason: String,
+    },
+    /// A row of a Parquet file cannot be turned back into a record.
+    #[error("`{path}` row {row}: {reason}")]
+    BadParquetRow {
+        /// The file.
+        path: PathBuf,
+        /// Zero-based row within the file.
+        row: u64,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An option has a value the command cannot honour.
+    #[error("{option}: {reason}")]
+    InvalidOption {
+        /// The option, as spelled on the command line.
+        option: &'static str,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// The output directory already holds an export.
+    #[error("`{path}` already holds parquet shards; pass --overwrite to replace them")]
+    OutputExists {
+        /// The shard directory.
+        path: PathBuf,
+    },
+    /// Rendering a chart failed.
+    #[error("chart `{path}`: {reason}")]
+    Chart {
+        /// The chart file.
+        path: PathBuf,
+        /// What the plotting library said.
+        reason: String,
+    },
+}
+
+impl ProductsError {
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Wraps a Parquet error with the file it concerns.
+    pub fn parquet(path: impl Into<PathBuf>, source: parquet::errors::ParquetError) -> Self {
+        Self::Parquet {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! `rlvr export parquet`: JSON Lines in, Parquet shards plus a Hub README out.
+//!
+//! Three stages run at once with bounded queues: the dataset reader parses lines on its worker
+//! threads into [`ExportRow`]s; the calling thread cuts them, in order, into row groups (at most
+//! `row_group_rows` rows and about `row_group_bytes` of text); encoder threads build each row
+//! group's Arrow batch and encode and compress it; one writer thread appends finished row groups
+//! to the shards in order. Memory stays at a few row groups whatever the file size.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::mpsc;
+use std::time::Instant;
+
+use parquet::arrow::arrow_writer::ArrowColumnChunk;
+use rlvr_dataset::{BadLine, LineError, ReadOptions, for_each_line};
+
+use crate::error::ProductsError;
+use crate::hub_readme::hub_readme;
+use crate::layout::Layout;
+use crate::row::ExportRow;
+use crate::shards::{
+    Encoder, ShardInfo, ShardOptions, ShardWriter, is_shard_name, writer_properties,
+};
+
+/// Most bad lines a report lists (all are counted).
+pub const MAX_LISTED: usize = 20;
+
+/// What to export and how.
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    /// Which columns.
+    pub layout: Layout,
+    /// Split name in file names, the README and verl's `extra_info.split`.
+    pub split: String,
+    /// Close a shard once it holds at least this many bytes.
+    pub shard_bytes: u64,
+    /// At most this many rows per row group.
+    pub row_group_rows: usize,
+    /// Start a new row group once this much text is buffered.
+    pub row_group_bytes: usize,
+    /// zstd level.
+    pub zstd_level: i32,
+    /// Threads encoding row groups.
+    pub encoders: usize,
+    /// Replace shards left by an earlier export.
+    pub overwrite: bool,
+    /// How the input is read.
+    pub read: ReadOptions,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        let read = ReadOptions::default();
+        Self {
+            layout: Layout::Hf,
+            split: "train".to_owned(),
+            shard_bytes: 500_000_000,
+            row_group_rows: 100,
+            row_group_bytes: 256 << 20,
+            zstd_level: 1,
+            encoders: read.workers,
+            overwrite: false,
+            read,
+        }
+    }
+}
+
+/// What an export did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ExportReport {
+    /// The layout written.
+    pub layout: &'static str,
+    /// Rows written.
+    pub rows: u64,
+    /// Bytes of JSONL read.
+    pub input_bytes: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// The shards, in order.
+    pub shards: Vec<ShardInfo>,
+    /// Source rows where a list-valued test value was normalised.
+    pub normalized_rows: Vec<u64>,
+    /// Source rows where a lone surrogate became U+FFFD in a string column.
+    pub lossy_rows: Vec<u64>,
+    /// Source rows whose `label` differs from `metadata.ground_truth` (the latter is exported).
+    pub label_differs_rows: Vec<u64>,
+    /// Lines that are not records (not exported).
+    pub bad_line_count: u64,
+    /// The first [`MAX_LISTED`] of them, as messages.
+    pub bad_lines: Vec<String>,
+}
+
+impl ExportReport {
+    /// True when some line could not be exported.
+    pub fn has_problems(&self) -> bool {
+        self.bad_line_count > 0 || !self.label_differs_rows.is_empty()
+    }
+
+    /// Input gigabytes (10^9 bytes) per second.
+    pub fn gigabytes_per_second(&self) -> f64 {
+        self.input_bytes as f64 / 1e9 / self.seconds.max(1e-9)
+    }
+}
+
+type Encoded = (u64, u64, Result<Vec<ArrowColumnChunk>, ProductsError>);
+
+/// Exports `input` into `out_dir` (`README.md` and `data/SPLIT-0000i-of-0000N.parquet`).
+pub fn export_parquet(
+    input: &Path,
+    out_dir: &Path,
+    options: &ExportOptions,
+) -> Result<ExportReport, ProductsError> {
+    check_options(options)?;
+    let started = Instant::now();
+    let data_dir = out_dir.join("data");
+    prepare_directory(&data_dir, &options.split, options.overwrite)?;
+    let encoder = Encoder::new(
+        options.layout,
+        writer_properties(options.layout, options.zstd_level)?,
+    )?;
+    let shard_options = ShardOptions {
+        shard_bytes: options.shard_bytes,
+        zstd_level: options.zstd_level,
+        split: options.split.clone(),
+    };
+    let mut writer = ShardWriter::new(&data_dir, options.layout, shard_options, &encoder);
+    let mut report = ExportReport {
+        layout: options.layout.name(),
+        ..ExportReport::default()
+    };
+    let encoders = options.encoders.max(1);
+
+    let (group_sender, group_receiver) = mpsc::sync_channel::<(u64, Vec<ExportRow>)>(encoders);
+    let (chunk_sender, chunk_receiver) = mpsc::sync_channel::<Encoded>(encoders * 2);
+    let group_receiver = Mutex::new(group_receiver);
+    let (summary, write_result) = std::thread::scope(|scope| {
+        for _ in 0..encoders {
+            let (group_receiver, chunk_sender, encoder) =
+                (&group_receiver, chunk_sender.clone(), &encoder);
+            let (layout, split) = (options.layout, options.split.as_str());
+            scope.spawn(move || {
+                loop {
+                    let next = match group_receiver.lock() {
+                        Ok(receiver) => receiver.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok((sequence, rows)) = next else { return };
+                    let count = rows.len() as u64;
+                    let encoded = layout
+                        .batch(&rows, split)
+                        .and_then(|batch| encoder.encode_row_group(&batch));
+                    drop(rows);
+                    if chunk_sender.send((sequence, count, encoded)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(chunk_sender);
+        let writer_thread = scope.spawn(move || -> Result<ShardWriter, ProductsError> {
+            let mut pending: BTreeMap<u64, (u64, Result<Vec<ArrowColumnChunk>, ProductsError>)> =
+                BTreeMap::new();
+            let mut next = 0;
+            for (sequence, rows, encoded) in chunk_receiver {
+                pending.insert(sequence, (rows, encoded));
+                while let Some((rows, encoded)) = pending.remove(&next) {
+                    writer.append(encoded?, rows)?;
+                    next += 1;
+                }
+            }
+            Ok(writer)
+        });
+
+        let mut group = Vec::new();
+        let (mut group_bytes, mut sequence, mut sending) = (0usize, 0u64, true);
+        let mut send = |group: Vec<ExportRow>, sequence: &mut u64| {
+            if sending && group_sender.send((*sequence, group)).is_err() {
+                sending = false; // the writer stopped on an error; it is reported below
+            }
+            *sequence += 1;
+        };
+        let summary = for_each_line(
+            input,
+            &options.read,
+            ExportRow::from_line,
+            |position, result| match result {
+                Ok(mut row) => {
+                    row.row = position.row;
+                    note_flags(&mut report, &row);
+                    group_bytes += row.text_bytes();
+                    group.push(row);
+                    if group.len() >= options.row_group_rows
+                        || group_bytes >= options.row_group_bytes
+                    {
+                        send(std::mem::take(&mut group), &mut sequence);
+                        group_bytes = 0;
+                    }
+                }
+                Err(error) => note_bad_line(&mut report, input, position, error),
+            },
+        );
+        if !group.is_empty() {
+            send(group, &mut sequence);
+        }
+        drop(group_sender);
+        let write_result = match writer_thread.join() {
+            Ok(result) => result,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        (summary, write_result)
+    });
+    let summary = summary?;
+    report.shards = write_result?.finish()?;
+    report.rows = report.shards.iter().map(|shard| shard.rows).sum();
+    report.input_bytes = summary.bytes;
+    let readme = out_dir.join("README.md");
+    fs_err::write(
+        &readme,
+        hub_readme(options.layout, &options.split, report.rows),
+    )
+    .map_err(|source| ProductsError::io(&readme, source))?;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+fn check_options(options: &ExportOptions) -> Result<(), ProductsError> {
+    if options.row_group_rows == 0 {
+        return Err(ProductsError::InvalidOption {
+            option: "--row-group-rows",
+            reason: "must be at least 1".into(),
+        });
+    }
+    if options.split.is_empty()
+        || !options
+            .split
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
+    {
+        return Err(ProductsError::InvalidOption {
+            option: "--split",
+            reason: format!(
+                "`{}` is not a split name (letters, digits, `_`)",
+                options.split
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn note_flags(report: &mut ExportReport, row: &ExportRow) {
+    if row.normalized_values {
+        report.normalized_rows.push(row.row);
+    }
+    if row.lossy_text {
+        report.lossy_rows.push(row.row);
+    }
+    if row.label_differs {
+        report.label_differs_rows.push(row.row);
+    }
+}
+
+fn note_bad_line(
+    report: &mut ExportReport,
+    input: &Path,
+    position: rlvr_dataset::LinePosition,
+    error: LineError,
+) {
+    report.bad_line_count += 1;
+    if report.bad_lines.len() < MAX_LISTED {
+        report.bad_lines.push(
+            BadLine {
+                path: input.to_path_buf(),
+                position,
+                error,
+            }
+            .to_string(),
+        );
+    }
+}
+
+/// Creates `data_dir`; refuses (or with `overwrite`, removes) shards an earlier export left.
+fn prepare_directory(data_dir: &Path, split: &str, overwrite: bool) -> Result<(), ProductsError> {
+    fs_err::create_dir_all(data_dir).map_err(|source| ProductsError::io(data_dir, source))?;
+    let existing: Vec<PathBuf> = fs_err::read_dir(data_dir)
+        .map_err(|source| ProductsError::io(data_dir, source))?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| is_shard_name(name, split))
+        })
+        .collect();
+    if existing.is_empty() {
+        return Ok(());
+    }
+    if !overwrite {
+        return Err(ProductsError::OutputExists {
+            path: data_dir.to_path_buf(),
+        });
+    }
+    for path in existing {
+        fs_err::remove_file(&path).map_err(|source| ProductsError::io(&path, source))?;
+    }
+    Ok(())
+}

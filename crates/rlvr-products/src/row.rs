@@ -1,0 +1,146 @@
+//! One record in the form both Parquet layouts are built from: decoded UTF-8 columns plus the
+//! exact JSON text of the tests, extracted from a parsed line on a reader thread.
+
+use rlvr_dataset::json::ValueRef;
+use rlvr_dataset::record::{RecordError, RecordRef, TestKind, TestsRef};
+use rlvr_dataset::{LineError, parse_line};
+
+use crate::normalize::{decode_lossy, test_value_text};
+use crate::python_json::looks_ascii_escaped;
+use crate::string_list::StringList;
+
+/// The routing fields of `metadata`, kept so an export loses nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Routing {
+    /// `metadata.data_type`.
+    pub data_type: String,
+    /// `metadata.data_source`.
+    pub data_source: String,
+    /// `metadata.ability`.
+    pub ability: String,
+    /// `metadata.style`.
+    pub style: String,
+}
+
+/// One record ready for Arrow.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExportRow {
+    /// Zero-based row index in the source file.
+    pub row: u64,
+    /// `prompt[i]["role"]`.
+    pub prompt_roles: StringList,
+    /// `prompt[i]["content"]`.
+    pub prompt_contents: StringList,
+    /// Which test structure `metadata.ground_truth` uses.
+    pub functional: bool,
+    /// `inputs`, list values normalised (empty for functional records).
+    pub inputs: StringList,
+    /// `outputs`, list values normalised (empty for functional records).
+    pub outputs: StringList,
+    /// `functional` test strings (empty for input/output records).
+    pub functional_tests: StringList,
+    /// `metadata.ground_truth` exactly as written in the source line.
+    pub ground_truth: String,
+    /// `metadata.hash`.
+    pub hash: String,
+    /// The other `metadata` fields.
+    pub routing: Routing,
+    /// Some list-valued test value was joined into a string.
+    pub normalized_values: bool,
+    /// Some string column got U+FFFD for a lone surrogate.
+    pub lossy_text: bool,
+    /// The source line escaped every non-ASCII character (`ensure_ascii=True`).
+    pub ensure_ascii: bool,
+    /// `label` is not byte-identical to `metadata.ground_truth` (the export keeps the latter).
+    pub label_differs: bool,
+}
+
+impl ExportRow {
+    /// Parses and extracts one line.
+    pub fn from_line(line: &[u8]) -> Result<Self, LineError> {
+        let value = parse_line(line)?;
+        let record =
+            RecordRef::from_value(&value).map_err(|source| LineError::InvalidRecord { source })?;
+        let mut row =
+            Self::from_record(&record).map_err(|source| LineError::InvalidRecord { source })?;
+        row.ensure_ascii = looks_ascii_escaped(line);
+        Ok(row)
+    }
+
+    /// Extracts from a borrowed record.
+    pub fn from_record(record: &RecordRef<'_, '_>) -> Result<Self, RecordError> {
+        let mut row = Self::default();
+        let mut lossy = false;
+        for (position, message) in record.prompt.iter().enumerate() {
+            for (key, column) in [
+                ("role", &mut row.prompt_roles),
+                ("content", &mut row.prompt_contents),
+            ] {
+                let text = message
+                    .get(key)
+                    .and_then(ValueRef::as_json_str)
+                    .ok_or_else(|| RecordError {
+                        field: format!("prompt[{position}].{key}"),
+                        reason: "expected a str".to_owned(),
+                    })?;
+                let (text, replaced) = decode_lossy(text);
+                lossy |= replaced;
+                column.push(&text);
+            }
+        }
+        match record.ground_truth {
+            TestsRef::InputOutput { inputs, outputs } => {
+                for (values, column) in [(inputs, &mut row.inputs), (outputs, &mut row.outputs)] {
+                    for value in values {
+                        let (text, was_list, replaced) = test_value_text(value);
+                        row.normalized_values |= was_list;
+                        lossy |= replaced;
+                        column.push(&text);
+                    }
+                }
+            }
+            TestsRef::Functional { tests } => {
+                row.functional = true;
+                for test in tests {
+                    let (text, replaced) = test.as_json_str().map(decode_lossy).unwrap_or_default();
+                    lossy |= replaced;
+                    row.functional_tests.push(&text);
+                }
+            }
+        }
+        debug_assert_eq!(
+            row.functional,
+            record.ground_truth.kind() == TestKind::Functional
+        );
+        row.ground_truth = String::from_utf8_lossy(record.ground_truth_value.raw()).into_owned();
+        row.label_differs = record.label_value.raw() != record.ground_truth_value.raw();
+        let mut text = |string: &rlvr_dataset::json::JsonStr<'_>| {
+            let (text, replaced) = decode_lossy(string);
+            lossy |= replaced;
+            text.into_owned()
+        };
+        row.hash = text(record.hash);
+        row.routing = Routing {
+            data_type: text(record.data_type),
+            data_source: text(record.data_source),
+            ability: text(record.ability),
+            style: text(record.style),
+        };
+        row.lossy_text = lossy;
+        Ok(row)
+    }
+
+    /// Bytes of text this row adds to a row group (for sizing row groups).
+    pub fn text_bytes(&self) -> usize {
+        self.prompt_contents.byte_len()
+            + self.inputs.byte_len()
+            + self.outputs.byte_len()
+            + self.functional_tests.byte_len()
+            + self.ground_truth.len()
+    }
+
+    /// `"io"` or `"functional"`.
+    pub fn test_kind(&self) -> &'static str {
+        if self.functional { "functional" } else { "io" }
+    }
+}

@@ -1,0 +1,10 @@
+//! `rlvr dedup`: not built yet.
+
+use crate::exit::{Failure, Status, USAGE};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {}
+
+pub(crate) fn run(_args: Args) -> anyhow::Result<Status> {
+    Err(Failure::new(USAGE, "rlvr dedup is not built yet").into())
+}

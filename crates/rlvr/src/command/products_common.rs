@@ -1,0 +1,58 @@
+//! Helpers shared by the data-product subcommands (`convert`, `export`, `import`, `split`,
+//! `dedup`, `card`, `audit`): byte sizes on the command line and JSON output.
+
+use std::io::Write;
+
+/// Parses `500MB`, `1GiB`, `64k` or a plain byte count. Decimal units are powers of 1000 (as
+/// `datasets`' `max_shard_size` reads them), binary units powers of 1024.
+pub(crate) fn parse_byte_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|character: char| !(character.is_ascii_digit() || character == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size such as 500MB"))?;
+    let multiplier: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        other => {
+            return Err(format!(
+                "unknown size unit `{other}` (use B, KB, MB, GB, KiB, MiB, GiB)"
+            ));
+        }
+    };
+    let bytes = number * multiplier;
+    if !(1.0..=1e15).contains(&bytes) {
+        return Err(format!("`{text}` is out of range"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Writes `value` as pretty JSON and a newline to stdout.
+pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut stdout, value)?;
+    writeln!(stdout)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_like_datasets() {
+        assert_eq!(parse_byte_size("500MB"), Ok(500_000_000));
+        assert_eq!(parse_byte_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_byte_size("2000"), Ok(2000));
+        assert!(parse_byte_size("ten").is_err());
+        assert!(parse_byte_size("0").is_err());
+    }
+}
