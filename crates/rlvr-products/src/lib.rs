@@ -9,13 +9,17 @@ pub mod arrow_build;
 pub mod error;
 pub mod export;
 pub mod hub_readme;
+pub mod import;
 pub mod layout;
 pub mod normalize;
+pub mod parquet_rows;
 pub mod python_json;
+pub mod release;
 pub mod row;
 pub mod shards;
 pub mod string_list;
 
 pub use error::ProductsError;
 pub use export::{ExportOptions, ExportReport, export_parquet};
+pub use import::{ImportReport, import_parquet};
 pub use layout::Layout;
