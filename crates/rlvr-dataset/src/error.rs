@@ -27,12 +27,12 @@ pub enum ReadError {
         path: PathBuf,
     },
     /// A single line exceeds the size this reader will buffer.
-    #[error("`{path}`: line {line} at byte offset {byte_offset} is longer than {limit} bytes")]
+    #[error(
+        "`{path}`: the line starting at byte offset {byte_offset} is longer than {limit} bytes"
+    )]
     LineTooLong {
         /// The file.
         path: PathBuf,
-        /// 1-based line number.
-        line: u64,
         /// Byte offset of the line start.
         byte_offset: u64,
         /// The limit in bytes.

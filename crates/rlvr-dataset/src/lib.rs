@@ -17,7 +17,7 @@ pub mod validation;
 
 pub use error::{BadLine, LineError, ReadError};
 pub use reader::{
-    LinePosition, ReadOptions, ReadSummary, RowLookup, for_each_line, parse_line, read_row,
+    Line, LinePosition, ReadOptions, ReadSummary, RowLookup, for_each_line, parse_line, read_row,
 };
 pub use record::{
     Message, Metadata, Record, RecordError, RecordRef, TestKind, TestValue, Tests, TestsRef,

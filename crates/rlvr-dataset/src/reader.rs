@@ -81,20 +81,43 @@ pub struct ReadSummary {
 /// rejecting a carriage return inside the line as Python's universal-newline reading would split
 /// it there.
 pub fn parse_line(line: &[u8]) -> Result<ValueRef<'_>, LineError> {
-    let text = match simdutf8::basic::from_utf8(line) {
-        Ok(text) => text,
-        Err(_) => {
-            let offset =
-                simdutf8::compat::from_utf8(line).map_or_else(|error| error.valid_up_to(), |_| 0);
-            return Err(LineError::InvalidUtf8 { offset });
-        }
-    };
-    if json::has_control_bytes(line)
-        && let Some(offset) = memchr::memchr(b'\r', line)
-    {
-        return Err(LineError::CarriageReturn { offset });
+    Line {
+        bytes: line,
+        has_control_bytes: json::has_control_bytes(line),
     }
-    json::parse(text).map_err(|source| LineError::InvalidJson { source })
+    .parse()
+}
+
+/// One non-blank line handed to the `map` of [`for_each_line`].
+#[derive(Debug, Clone, Copy)]
+pub struct Line<'a> {
+    /// The line without its line end.
+    pub bytes: &'a [u8],
+    /// Whether a byte below 0x20 occurs (found while looking for the line end, so parsing can
+    /// skip the per-byte control check when there is none).
+    has_control_bytes: bool,
+}
+
+impl<'a> Line<'a> {
+    /// Validates UTF-8 and parses the line as [`parse_line`] does.
+    pub fn parse(&self) -> Result<ValueRef<'a>, LineError> {
+        let line = self.bytes;
+        let text = match simdutf8::basic::from_utf8(line) {
+            Ok(text) => text,
+            Err(_) => {
+                let offset = simdutf8::compat::from_utf8(line)
+                    .map_or_else(|error| error.valid_up_to(), |_| 0);
+                return Err(LineError::InvalidUtf8 { offset });
+            }
+        };
+        if self.has_control_bytes
+            && let Some(offset) = memchr::memchr(b'\r', line)
+        {
+            return Err(LineError::CarriageReturn { offset });
+        }
+        json::parse_with_control_hint(text, self.has_control_bytes)
+            .map_err(|source| LineError::InvalidJson { source })
+    }
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -127,13 +150,17 @@ pub(crate) fn open(path: &Path) -> Result<(fs_err::File, u64), ReadError> {
 
 struct Chunk {
     sequence: u64,
+    /// A pool buffer; only `data[..length]` belongs to this chunk (the rest is stale bytes kept
+    /// initialised so that refilling a recycled buffer never zeroes it again).
     data: Vec<u8>,
+    length: usize,
     start_offset: u64,
 }
 
 struct ChunkOutput<T> {
     sequence: u64,
     data: Vec<u8>,
+    length: usize,
     start_offset: u64,
     lines: u64,
     blank_lines: u64,
@@ -154,7 +181,7 @@ pub fn for_each_line<T, Map, Consume>(
 ) -> Result<ReadSummary, ReadError>
 where
     T: Send,
-    Map: Fn(&[u8]) -> T + Sync,
+    Map: Fn(Line<'_>) -> T + Sync,
     Consume: FnMut(LinePosition, T),
 {
     let (file, _) = open(path)?;
@@ -222,7 +249,7 @@ where
                 }
                 summary.lines += output.lines;
                 summary.blank_lines += output.blank_lines;
-                summary.bytes = output.start_offset + output.data.len() as u64;
+                summary.bytes = output.start_offset + output.length as u64;
                 // The reader may have finished already; then the buffer is simply dropped.
                 let _ = recycle_sender.send(output.data);
                 next_sequence += 1;
@@ -238,17 +265,36 @@ where
     })
 }
 
-fn split_and_map<T>(chunk: Chunk, map: &(impl Fn(&[u8]) -> T + Sync)) -> ChunkOutput<T> {
-    let data = &chunk.data;
+fn split_and_map<T>(chunk: Chunk, map: &(impl Fn(Line<'_>) -> T + Sync)) -> ChunkOutput<T> {
+    let data = &chunk.data[..chunk.length];
     let mut rows = Vec::new();
     let (mut lines, mut blank_lines, mut start) = (0, 0, 0);
     while start < data.len() {
-        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |found| start + found);
+        // One pass finds the line end and proves the line free of control bytes: the first byte
+        // below 0x20 is usually the newline (or the CR of a CRLF).
+        let (end, has_control_bytes) = match json::find_control_byte(data, start) {
+            None => (data.len(), false),
+            Some(found) if data[found] == b'\n' => (found, false),
+            Some(found) if data[found] == b'\r' && data.get(found + 1) == Some(&b'\n') => {
+                (found + 1, false)
+            }
+            Some(found) => (
+                memchr::memchr(b'\n', &data[found..]).map_or(data.len(), |newline| found + newline),
+                true,
+            ),
+        };
         let line = strip_carriage_return(&data[start..end]);
         if is_blank(line) {
             blank_lines += 1;
         } else {
-            rows.push((lines, start as u64, map(line)));
+            rows.push((
+                lines,
+                start as u64,
+                map(Line {
+                    bytes: line,
+                    has_control_bytes,
+                }),
+            ));
         }
         lines += 1;
         start = end + 1;
@@ -256,6 +302,7 @@ fn split_and_map<T>(chunk: Chunk, map: &(impl Fn(&[u8]) -> T + Sync)) -> ChunkOu
     ChunkOutput {
         sequence: chunk.sequence,
         data: chunk.data,
+        length: chunk.length,
         start_offset: chunk.start_offset,
         lines,
         blank_lines,
@@ -263,24 +310,32 @@ fn split_and_map<T>(chunk: Chunk, map: &(impl Fn(&[u8]) -> T + Sync)) -> ChunkOu
     }
 }
 
-/// Appends up to `want` bytes; returns true at end of file.
+/// Reads up to `want` more bytes into `buffer[*filled..]`; returns true at end of file.
 fn fill(
     file: &mut fs_err::File,
     path: &Path,
     buffer: &mut Vec<u8>,
+    filled: &mut usize,
     want: usize,
     hasher: &mut Option<Sha256>,
 ) -> Result<bool, ReadError> {
-    let before = buffer.len();
-    buffer.reserve(want);
-    let read = Read::by_ref(file)
-        .take(want as u64)
-        .read_to_end(buffer)
-        .map_err(|source| io_error(path, source))?;
-    if let Some(hasher) = hasher {
-        hasher.update(&buffer[before..]);
+    let target = *filled + want;
+    if buffer.len() < target {
+        buffer.resize(target, 0);
     }
-    Ok(read < want)
+    let before = *filled;
+    while *filled < target {
+        match file.read(&mut buffer[*filled..target]) {
+            Ok(0) => break,
+            Ok(read) => *filled += read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(source) => return Err(io_error(path, source)),
+        }
+    }
+    if let Some(hasher) = hasher {
+        hasher.update(&buffer[before..*filled]);
+    }
+    Ok(*filled < target)
 }
 
 fn read_chunks(
@@ -294,62 +349,76 @@ fn read_chunks(
 ) -> Result<(u64, Option<[u8; 32]>), ReadError> {
     let mut hasher = hash.then(Sha256::new);
     let mut carry: Vec<u8> = Vec::new();
-    let (mut allocated, mut sequence, mut offset, mut lines_sent) = (0, 0u64, 0u64, 0u64);
+    let (mut allocated, mut sequence, mut offset) = (0, 0u64, 0u64);
     let mut at_end = false;
     loop {
         let mut buffer = if allocated < pool_size {
             allocated += 1;
-            Vec::with_capacity(chunk_bytes + chunk_bytes / 4)
+            Vec::new()
         } else {
             match recycle_receiver.recv() {
                 Ok(buffer) => buffer,
                 Err(_) => break,
             }
         };
-        buffer.clear();
-        buffer.append(&mut carry);
-        if !at_end && buffer.len() < chunk_bytes {
-            let want = chunk_bytes - buffer.len();
-            at_end = fill(&mut file, &path, &mut buffer, want, &mut hasher)?;
+        if buffer.len() < carry.len() {
+            buffer.resize(carry.len(), 0);
+        }
+        buffer[..carry.len()].copy_from_slice(&carry);
+        let mut filled = carry.len();
+        carry.clear();
+        if !at_end && filled < chunk_bytes {
+            let want = chunk_bytes - filled;
+            at_end = fill(
+                &mut file,
+                &path,
+                &mut buffer,
+                &mut filled,
+                want,
+                &mut hasher,
+            )?;
         }
         // Cut after the last newline; a chunk without one grows until it has one or the file ends.
         loop {
-            if let Some(last) = memchr::memrchr(b'\n', &buffer) {
-                carry.extend_from_slice(&buffer[last + 1..]);
-                buffer.truncate(last + 1);
+            if let Some(last) = memchr::memrchr(b'\n', &buffer[..filled]) {
+                carry.extend_from_slice(&buffer[last + 1..filled]);
+                filled = last + 1;
                 break;
             }
             if at_end {
                 break;
             }
-            if buffer.len() >= MAX_LINE_BYTES {
+            if filled >= MAX_LINE_BYTES {
                 return Err(ReadError::LineTooLong {
                     path,
-                    line: lines_sent + 1,
                     byte_offset: offset,
                     limit: MAX_LINE_BYTES,
                 });
             }
-            let want = buffer.len().max(chunk_bytes);
-            at_end = fill(&mut file, &path, &mut buffer, want, &mut hasher)?;
+            let want = filled.max(chunk_bytes);
+            at_end = fill(
+                &mut file,
+                &path,
+                &mut buffer,
+                &mut filled,
+                want,
+                &mut hasher,
+            )?;
         }
-        if buffer.is_empty() {
+        if filled == 0 {
             break;
         }
-        lines_sent += memchr::memchr_iter(b'\n', &buffer).count() as u64;
-        let length = buffer.len() as u64;
-        if chunk_sender
-            .send(Chunk {
-                sequence,
-                data: buffer,
-                start_offset: offset,
-            })
-            .is_err()
-        {
+        let chunk = Chunk {
+            sequence,
+            data: buffer,
+            length: filled,
+            start_offset: offset,
+        };
+        if chunk_sender.send(chunk).is_err() {
             break;
         }
         sequence += 1;
-        offset += length;
+        offset += filled as u64;
         if at_end && carry.is_empty() {
             break;
         }
@@ -409,7 +478,6 @@ pub fn read_row(path: &Path, index: u64) -> Result<RowLookup, ReadError> {
                 if bytes.len() + segment.len() > MAX_LINE_BYTES {
                     return Err(ReadError::LineTooLong {
                         path: path.to_path_buf(),
-                        line: line + 1,
                         byte_offset: line_start,
                         limit: MAX_LINE_BYTES,
                     });

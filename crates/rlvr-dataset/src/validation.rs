@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 
 use crate::json::ValueRef;
-use crate::reader::{LinePosition, ReadSummary, parse_line};
+use crate::reader::{Line, LinePosition, ReadSummary, parse_line};
 use crate::record::{
     ROUTING_ABILITY, ROUTING_DATA_SOURCE, ROUTING_DATA_TYPE, ROUTING_STYLE, TestsRef,
 };
@@ -113,9 +113,18 @@ pub struct RowCheck {
     pub list_values: u64,
 }
 
-/// Checks one line (without its line end).
-pub fn check_line(line: &[u8]) -> RowCheck {
-    match parse_line(line) {
+/// Checks one line delivered by [`crate::for_each_line`].
+pub fn check_line(line: Line<'_>) -> RowCheck {
+    check_parsed(line.parse())
+}
+
+/// Checks one line (without its line end) given as bytes.
+pub fn check_bytes(line: &[u8]) -> RowCheck {
+    check_parsed(parse_line(line))
+}
+
+fn check_parsed(parsed: Result<ValueRef<'_>, crate::LineError>) -> RowCheck {
+    match parsed {
         Ok(value) => check_value(&value),
         Err(error) => RowCheck {
             failures: vec![(Check::ValidJson, error.to_string())],

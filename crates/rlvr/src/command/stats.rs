@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use rlvr_dataset::stats::{RowFigures, StatsAccumulator};
-use rlvr_dataset::{BadLine, LineError, ReadOptions, RecordRef, for_each_line, parse_line};
+use rlvr_dataset::{BadLine, Line, LineError, ReadOptions, RecordRef, for_each_line};
 
 use crate::command::validate::{no_records, unreadable};
 use crate::exit::Status;
@@ -28,8 +28,8 @@ pub(crate) struct Args {
     no_hash: bool,
 }
 
-fn row_figures(line: &[u8]) -> Result<RowFigures, LineError> {
-    let value = parse_line(line)?;
+fn row_figures(line: Line<'_>) -> Result<RowFigures, LineError> {
+    let value = line.parse()?;
     let record =
         RecordRef::from_value(&value).map_err(|source| LineError::InvalidRecord { source })?;
     Ok(RowFigures::from_record(&record))
