@@ -19,9 +19,10 @@ pub enum SynthError {
         /// The largest accepted average.
         maximum: u64,
     },
-    /// Writing the output or its sidecar failed (the message names the path).
-    #[error("failed to write synthetic data")]
-    Write(#[source] std::io::Error),
+    /// Writing the output or its sidecar failed; files are opened with `fs-err`, so the
+    /// message names the path.
+    #[error(transparent)]
+    Write(std::io::Error),
     /// The faults sidecar could not be encoded.
     #[error("failed to encode the faults sidecar")]
     Encode(#[source] serde_json::Error),

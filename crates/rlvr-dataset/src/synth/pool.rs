@@ -19,8 +19,6 @@ const ESCAPED_NEWLINE: &[u8; 2] = b"\\n";
 /// The shared, already escaped text that test strings are cut from.
 pub(crate) struct TextPool {
     text: Vec<u8>,
-    /// Byte offset of every line start.
-    line_starts: Vec<u32>,
 }
 
 impl TextPool {
@@ -32,18 +30,15 @@ impl TextPool {
             .into_par_iter()
             .map(|block| generate_block(&mut random_for(seed, Stream::PoolBlock, block as u64)))
             .collect();
-        let text = pieces.concat();
-        let mut line_starts = vec![0u32];
-        line_starts
-            .extend(memchr::memchr_iter(b'\\', &text).map(|backslash| (backslash + 2) as u32));
-        line_starts.pop(); // the position after the final line end is the end, not a line
-        Self { text, line_starts }
+        Self {
+            text: pieces.concat(),
+        }
     }
 
     /// Appends about `escaped_bytes` bytes of whole lines starting at a random line. The result
     /// always ends with an escaped newline.
     pub(crate) fn push_slice(&self, random: &mut Random, out: &mut Vec<u8>, escaped_bytes: usize) {
-        let mut start = self.line_starts[random.random_range(0..self.line_starts.len())] as usize;
+        let mut start = self.line_start_after(random.random_range(0..self.text.len()));
         let mut remaining = escaped_bytes.max(1);
         loop {
             let available = self.text.len() - start;
@@ -58,6 +53,21 @@ impl TextPool {
             out.extend_from_slice(&self.text[start..]);
             remaining -= available;
             start = 0;
+        }
+    }
+
+    /// The first line start at or after `position` (wrapping to 0). Found by a short scan
+    /// rather than a table of line starts: a random lookup in a large table costs a cache miss
+    /// per string, the scan touches the bytes that are copied next anyway.
+    fn line_start_after(&self, position: usize) -> usize {
+        if position == 0 || self.text[..position].ends_with(ESCAPED_NEWLINE) {
+            return position;
+        }
+        match memchr::memchr(b'\\', &self.text[position - 1..]) {
+            Some(offset) if position - 1 + offset + 2 < self.text.len() => {
+                position - 1 + offset + 2
+            }
+            _ => 0,
         }
     }
 

@@ -316,11 +316,33 @@ fn an_unwritable_path_is_an_error_naming_it() {
     let directory = tempfile::tempdir().expect("temporary directory");
     let path = directory.path().join("missing-directory").join("out.jsonl");
     let error = write_synthetic(&path, &SynthOptions::small(3, 1)).expect_err("cannot create");
-    let message = format!(
-        "{error}: {}",
-        std::error::Error::source(&error)
-            .map(ToString::to_string)
-            .unwrap_or_default()
-    );
+    let message = error.to_string();
     assert!(message.contains("missing-directory"), "{message}");
+}
+
+/// Throughput check, run by hand in release mode:
+/// `cargo test --release -p rlvr-dataset --lib synth::tests::throughput -- --ignored --nocapture`.
+/// Set `RLVR_SYNTH_AVERAGE_BYTES` to change the record size (default: the card's).
+#[test]
+#[ignore = "writes about 1 GB; run by hand in release mode"]
+fn throughput() {
+    let average_record_bytes = std::env::var("RLVR_SYNTH_AVERAGE_BYTES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(SynthOptions::CARD_AVERAGE_RECORD_BYTES);
+    let rows = (1_000_000_000 / average_record_bytes).max(1);
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let options = SynthOptions {
+        average_record_bytes,
+        ..SynthOptions::new(rows, 1)
+    };
+    let summary =
+        write_synthetic(directory.path().join("throughput.jsonl"), &options).expect("written");
+    eprintln!(
+        "{} rows, {} bytes in {:.2} s: {:.0} MB/s",
+        summary.rows,
+        summary.bytes,
+        summary.seconds,
+        summary.megabytes_per_second()
+    );
 }

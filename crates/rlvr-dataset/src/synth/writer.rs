@@ -22,8 +22,9 @@ use crate::synth::{SynthError, SynthOptions, SynthSummary};
 
 /// Bytes of rendered rows per batch (a batch holds at least one row).
 const BATCH_BYTES: u64 = 32 << 20;
-/// Largest text pool; smaller files get a pool of an eighth of their size.
-const MAX_POOL_BYTES: u64 = 16 << 20;
+/// Largest text pool, small enough to stay in the last-level cache (slices start at random
+/// places); smaller files get a pool of an eighth of their size.
+const MAX_POOL_BYTES: u64 = 4 << 20;
 const MIN_POOL_BYTES: u64 = 64 << 10;
 const WRITE_BUFFER_BYTES: usize = 4 << 20;
 
