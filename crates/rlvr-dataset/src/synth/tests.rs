@@ -102,6 +102,22 @@ fn same_options_give_identical_bytes_and_seeds_differ() {
 }
 
 #[test]
+fn output_does_not_depend_on_the_thread_count() {
+    let options = SynthOptions::small(90, 8);
+    let single_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
+    let (one_thread, _) = single_thread.install(|| generate(&options));
+    let three_threads = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .expect("pool");
+    let (many_threads, _) = three_threads.install(|| generate(&options));
+    assert!(one_thread == many_threads);
+}
+
+#[test]
 fn zero_rows_write_an_empty_file_and_tiny_files_are_valid() {
     let (bytes, summary) = generate(&SynthOptions::small(0, 1));
     assert!(bytes.is_empty());

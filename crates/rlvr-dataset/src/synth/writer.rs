@@ -89,22 +89,21 @@ pub fn write_synthetic_to(
     let mut batch_start = 0;
     while batch_start < row_count || !pending.is_empty() {
         let batch_end = (batch_start + batch_rows).min(row_count);
-        // Render the next batch on the rayon pool while this thread writes the previous one;
-        // the writer stays on this thread, so it need not be `Send`.
+        // Render the next batch on the current rayon pool while this thread writes the previous
+        // one; the writer stays on this thread, so it need not be `Send`.
         let context = &context;
-        let rendered = std::thread::scope(|scope| {
-            let renderer = scope.spawn(move || {
-                (batch_start..batch_end)
+        let mut rendered = Vec::new();
+        let written = rayon::in_place_scope(|scope| {
+            let rendered = &mut rendered;
+            scope.spawn(move |_| {
+                *rendered = (batch_start..batch_end)
                     .into_par_iter()
                     .map(|row| context.render_row(row))
-                    .collect::<Vec<_>>()
+                    .collect::<Vec<_>>();
             });
-            let written = output.write_rows(std::mem::take(&mut pending));
-            let rendered = renderer
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            written.map(|()| rendered)
-        })?;
+            output.write_rows(std::mem::take(&mut pending))
+        });
+        written?;
         pending = rendered;
         batch_start = batch_end;
     }
