@@ -65,3 +65,37 @@ fn wall_limit_is_a_timeout() {
     let outcome = sandbox().run(&request).expect("run");
     assert_eq!(outcome.verdict, Verdict::Timeout);
 }
+
+#[test]
+fn spawned_runner_serves_many_requests_over_pipes() {
+    use std::io::{BufRead, BufReader, Write};
+    let sandbox = sandbox();
+    let runner = "import sys\nfor line in sys.stdin:\n    print(int(line) * 2, flush=True)\n";
+    let mut request = rlvr_sandbox::SpawnRequest::new(rlvr_sandbox::Program::Command {
+        argv: vec![
+            "python".into(),
+            "-I".into(),
+            "-S".into(),
+            "-c".into(),
+            runner.into(),
+        ],
+    });
+    request.stderr = rlvr_sandbox::StdioSpec::Null;
+    let mut process = sandbox.spawn(request).expect("spawn");
+    let mut stdin = process.stdin.take().expect("stdin pipe");
+    let mut stdout = BufReader::new(process.stdout.take().expect("stdout pipe"));
+    for value in 0..20 {
+        writeln!(stdin, "{value}").expect("write");
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("read");
+        assert_eq!(line.trim(), (value * 2).to_string());
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(200);
+    assert!(
+        process.wait_until(deadline).expect("wait").is_none(),
+        "runner exited early"
+    );
+    process.kill();
+    let exit = process.wait().expect("wait");
+    assert_eq!(exit.signal, Some(9));
+}
