@@ -141,6 +141,11 @@ impl Engine {
         self.cancelled.store(true, Ordering::Relaxed);
     }
 
+    /// The flag [`Engine::cancel`] sets; setting it from elsewhere (a signal handler) cancels too.
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.cancelled)
+    }
+
     /// The engine's counters.
     pub fn statistics(&self) -> &Arc<EngineStatistics> {
         &self.statistics
