@@ -6,8 +6,15 @@
 //! groups (export) or a few bytes per row (split, dedup, audit).
 
 pub mod arrow_build;
+pub mod audit;
+pub mod audit_rules;
+pub mod card;
+pub mod charts;
+pub mod convert;
+pub mod dedup;
 pub mod error;
 pub mod export;
+pub mod group_key;
 pub mod hub_readme;
 pub mod import;
 pub mod layout;
@@ -17,9 +24,16 @@ pub mod python_json;
 pub mod release;
 pub mod row;
 pub mod shards;
+pub mod split;
 pub mod string_list;
 
+pub use audit::{AuditOptions, AuditReport, audit_file};
+pub use card::{CardReport, write_card};
+pub use convert::{ConvertReport, LineLayout, convert_file};
+pub use dedup::{DedupReport, dedup_file};
 pub use error::ProductsError;
 pub use export::{ExportOptions, ExportReport, export_parquet};
+pub use group_key::GroupBy;
 pub use import::{ImportReport, import_parquet};
 pub use layout::Layout;
+pub use split::{SplitOptions, SplitReport, split_file};

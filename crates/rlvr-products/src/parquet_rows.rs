@@ -10,7 +10,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rlvr_dataset::record::ROUTING_DATA_TYPE;
 
 use crate::error::ProductsError;
-use crate::release::ReleaseParts;
+use crate::release::{MessageParts, ReleaseParts};
 use crate::row::Routing;
 
 /// Rows per batch read.
@@ -98,11 +98,7 @@ impl Columns<'_> {
             .is_some_and(|flags| !flags.is_null(row) && flags.value(row))
     }
 
-    fn prompt(
-        &self,
-        array: &ArrayRef,
-        row: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, ProductsError> {
+    fn prompt(&self, array: &ArrayRef, row: usize) -> Result<Vec<MessageParts>, ProductsError> {
         let messages = if let Some(list) = array.as_list_opt::<i32>() {
             list.value(row)
         } else if let Some(list) = array.as_list_opt::<i64>() {

@@ -14,11 +14,14 @@ use rlvr_dataset::record::{ROUTING_DATA_TYPE, RecordRef};
 use crate::python_json::{looks_ascii_escaped, push_string};
 use crate::row::Routing;
 
+/// `(role, content)` of one prompt message, WTF-8.
+pub type MessageParts = (Vec<u8>, Vec<u8>);
+
 /// One record as text pieces.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReleaseParts {
     /// `(role, content)` of each prompt message, WTF-8.
-    pub prompt: Vec<(Vec<u8>, Vec<u8>)>,
+    pub prompt: Vec<MessageParts>,
     /// The tests as JSON text (written unchanged as `label` and `metadata.ground_truth`).
     pub ground_truth: String,
     /// `metadata.hash`, WTF-8.
@@ -58,7 +61,7 @@ fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-fn prompt_parts(prompt: &[ValueRef<'_>]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, PartsError> {
+fn prompt_parts(prompt: &[ValueRef<'_>]) -> Result<Vec<MessageParts>, PartsError> {
     prompt
         .iter()
         .enumerate()

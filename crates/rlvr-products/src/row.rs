@@ -3,7 +3,7 @@
 
 use rlvr_dataset::json::ValueRef;
 use rlvr_dataset::record::{RecordError, RecordRef, TestKind, TestsRef};
-use rlvr_dataset::{LineError, parse_line};
+use rlvr_dataset::{Line, LineError};
 
 use crate::normalize::{decode_lossy, test_value_text};
 use crate::python_json::looks_ascii_escaped;
@@ -57,13 +57,13 @@ pub struct ExportRow {
 
 impl ExportRow {
     /// Parses and extracts one line.
-    pub fn from_line(line: &[u8]) -> Result<Self, LineError> {
-        let value = parse_line(line)?;
+    pub fn from_line(line: Line<'_>) -> Result<Self, LineError> {
+        let value = line.parse()?;
         let record =
             RecordRef::from_value(&value).map_err(|source| LineError::InvalidRecord { source })?;
         let mut row =
             Self::from_record(&record).map_err(|source| LineError::InvalidRecord { source })?;
-        row.ensure_ascii = looks_ascii_escaped(line);
+        row.ensure_ascii = looks_ascii_escaped(line.bytes);
         Ok(row)
     }
 

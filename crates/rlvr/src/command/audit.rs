@@ -1,10 +1,68 @@
-//! `rlvr audit`: not built yet.
+//! `rlvr audit`: quality flags that matter for rewards, with counts and example rows.
 
-use crate::exit::{Failure, Status, USAGE};
+use std::path::PathBuf;
+
+use rlvr_products::audit::EXAMPLES;
+use rlvr_products::{AuditOptions, audit_file};
+
+use crate::command::products_common::print_json;
+use crate::exit::Status;
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// The JSON Lines file.
+    file: PathBuf,
+    /// A single test value larger than this many bytes is flagged as oversized.
+    #[arg(long, default_value_t = 1 << 20)]
+    oversized_bytes: usize,
+    /// Print the report, with every flagged row, as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
 
-pub(crate) fn run(_args: Args) -> anyhow::Result<Status> {
-    Err(Failure::new(USAGE, "rlvr audit is not built yet").into())
+pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+    let options = AuditOptions {
+        oversized_bytes: args.oversized_bytes,
+        ..AuditOptions::default()
+    };
+    let report = audit_file(&args.file, &options)?;
+    if args.json {
+        print_json(&report)?;
+    } else {
+        println!(
+            "{} rows audited, {} flagged",
+            report.rows, report.flagged_rows
+        );
+        for flag in &report.flags {
+            let examples: Vec<String> = flag
+                .rows
+                .iter()
+                .take(EXAMPLES)
+                .map(u64::to_string)
+                .collect();
+            let more = if flag.rows.len() > EXAMPLES {
+                ", ..."
+            } else {
+                ""
+            };
+            println!(
+                "{:<38} {:>7}  rows: {}{more}",
+                flag.flag,
+                flag.count,
+                examples.join(", ")
+            );
+        }
+        if report.unreadable_lines > 0 {
+            println!(
+                "{} line(s) are not records and were not audited",
+                report.unreadable_lines
+            );
+        }
+    }
+    let problems = report.flagged_rows > 0 || report.unreadable_lines > 0;
+    Ok(if problems {
+        Status::ProblemsFound
+    } else {
+        Status::Success
+    })
 }

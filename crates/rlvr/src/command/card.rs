@@ -1,10 +1,32 @@
-//! `rlvr card`: not built yet.
+//! `rlvr card`: write a dataset card (README.md) with statistics, validation results, audit
+//! counts and SVG charts.
 
-use crate::exit::{Failure, Status, USAGE};
+use std::path::PathBuf;
+
+use rlvr_dataset::ReadOptions;
+use rlvr_products::write_card;
+
+use crate::exit::Status;
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// The JSON Lines file.
+    file: PathBuf,
+    /// Directory for README.md and charts/.
+    #[arg(long)]
+    out: PathBuf,
+}
 
-pub(crate) fn run(_args: Args) -> anyhow::Result<Status> {
-    Err(Failure::new(USAGE, "rlvr card is not built yet").into())
+pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+    let report = write_card(&args.file, &args.out, &ReadOptions::default())?;
+    println!(
+        "wrote {} and {} charts",
+        report.readme.display(),
+        report.charts.len()
+    );
+    Ok(if report.validation_passed {
+        Status::Success
+    } else {
+        Status::ProblemsFound
+    })
 }

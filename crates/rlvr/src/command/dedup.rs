@@ -1,10 +1,62 @@
-//! `rlvr dedup`: not built yet.
+//! `rlvr dedup`: keep the first record of each prompt, report what was dropped, never reorder.
 
-use crate::exit::{Failure, Status, USAGE};
+use std::path::PathBuf;
+
+use rlvr_dataset::ReadOptions;
+use rlvr_products::dedup_file;
+
+use crate::command::products_common::{GroupByArg, print_json};
+use crate::exit::Status;
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// The JSON Lines file.
+    file: PathBuf,
+    /// The deduplicated file to write.
+    out: PathBuf,
+    /// What counts as a repeat: `exact` prompt text, or `normalized` whitespace.
+    #[arg(long, value_enum, default_value = "exact")]
+    by: ByArg,
+    /// Print the report (with every dropped row) as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
 
-pub(crate) fn run(_args: Args) -> anyhow::Result<Status> {
-    Err(Failure::new(USAGE, "rlvr dedup is not built yet").into())
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ByArg {
+    /// The prompt text exactly.
+    Exact,
+    /// `" ".join(prompt.split())`.
+    Normalized,
+}
+
+/// Dropped rows listed in the text report.
+const LISTED: usize = 20;
+
+pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+    let by = match args.by {
+        ByArg::Exact => GroupByArg::ExactPrompt,
+        ByArg::Normalized => GroupByArg::NormalizedPrompt,
+    };
+    let report = dedup_file(&args.file, &args.out, by.into(), &ReadOptions::default())?;
+    if args.json {
+        print_json(&report)?;
+    } else {
+        println!(
+            "kept {} of {} rows, dropped {} repeats",
+            report.kept,
+            report.rows,
+            report.dropped.len()
+        );
+        for dropped in report.dropped.iter().take(LISTED) {
+            println!("  row {} repeats row {}", dropped.row, dropped.kept_row);
+        }
+        if report.dropped.len() > LISTED {
+            println!(
+                "  ... {} more (--json lists all)",
+                report.dropped.len() - LISTED
+            );
+        }
+    }
+    Ok(Status::Success)
 }

@@ -35,6 +35,27 @@ pub(crate) fn parse_byte_size(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// `--group-by` / `--by` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum GroupByArg {
+    /// `" ".join(prompt.split())`, as the card counts distinct prompts.
+    NormalizedPrompt,
+    /// The prompt text exactly.
+    ExactPrompt,
+    /// `metadata.hash`.
+    Hash,
+}
+
+impl From<GroupByArg> for rlvr_products::GroupBy {
+    fn from(value: GroupByArg) -> Self {
+        match value {
+            GroupByArg::NormalizedPrompt => Self::NormalizedPrompt,
+            GroupByArg::ExactPrompt => Self::ExactPrompt,
+            GroupByArg::Hash => Self::Hash,
+        }
+    }
+}
+
 /// Writes `value` as pretty JSON and a newline to stdout.
 pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();

@@ -1,0 +1,127 @@
+//! `rlvr audit`: per-record quality flags with counts and example rows.
+//!
+//! Per-record rules ([`crate::audit_rules`]) run on the reader's worker threads; the cross-record
+//! rule keeps, per row, 32 bytes (the normalised-prompt key and a digest of the tests) and is
+//! resolved at the end: a prompt group whose rows do not all share one test digest flags all of
+//! its rows.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use rlvr_dataset::record::RecordRef;
+use rlvr_dataset::{Line, ReadOptions, for_each_line};
+
+use crate::audit_rules::{Flag, record_flags};
+use crate::error::ProductsError;
+use crate::group_key::{GroupBy, GroupKey, group_key, key_of_bytes};
+
+/// Example rows listed per flag in the text report.
+pub const EXAMPLES: usize = 5;
+
+/// Audit settings.
+#[derive(Debug, Clone)]
+pub struct AuditOptions {
+    /// A test value larger than this (bytes of JSON text) is oversized.
+    pub oversized_bytes: usize,
+    /// How the input is read.
+    pub read: ReadOptions,
+}
+
+impl Default for AuditOptions {
+    fn default() -> Self {
+        Self {
+            oversized_bytes: 1 << 20,
+            read: ReadOptions::default(),
+        }
+    }
+}
+
+/// One flag's findings.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FlagReport {
+    /// The flag name.
+    pub flag: &'static str,
+    /// Why it matters for rewards.
+    pub why: &'static str,
+    /// Rows flagged.
+    pub count: u64,
+    /// Every flagged row, in order.
+    pub rows: Vec<u64>,
+}
+
+/// What an audit found.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct AuditReport {
+    /// Rows read.
+    pub rows: u64,
+    /// Rows with at least one flag.
+    pub flagged_rows: u64,
+    /// Lines that are not records (not audited).
+    pub unreadable_lines: u64,
+    /// One entry per flag, every flag listed.
+    pub flags: Vec<FlagReport>,
+}
+
+struct RowAudit {
+    flags: Vec<Flag>,
+    prompt_key: GroupKey,
+    tests_key: GroupKey,
+}
+
+fn audit_line(line: Line<'_>, oversized_bytes: usize) -> Option<RowAudit> {
+    let value = line.parse().ok()?;
+    let record = RecordRef::from_value(&value).ok()?;
+    Some(RowAudit {
+        flags: record_flags(&record, oversized_bytes),
+        prompt_key: group_key(&record, GroupBy::NormalizedPrompt),
+        tests_key: key_of_bytes(b"tests\0", record.ground_truth_value.raw()),
+    })
+}
+
+/// Audits `input`.
+pub fn audit_file(input: &Path, options: &AuditOptions) -> Result<AuditReport, ProductsError> {
+    let mut rows_by_flag: BTreeMap<Flag, Vec<u64>> =
+        Flag::ALL.iter().map(|flag| (*flag, Vec::new())).collect();
+    let mut groups: HashMap<GroupKey, (Vec<u64>, HashSet<GroupKey>)> = HashMap::new();
+    let mut report = AuditReport::default();
+    let oversized = options.oversized_bytes;
+    for_each_line(
+        input,
+        &options.read,
+        |line| audit_line(line, oversized),
+        |position, audit| {
+            report.rows += 1;
+            let Some(audit) = audit else {
+                report.unreadable_lines += 1;
+                return;
+            };
+            for flag in audit.flags {
+                rows_by_flag.entry(flag).or_default().push(position.row);
+            }
+            let group = groups.entry(audit.prompt_key).or_default();
+            group.0.push(position.row);
+            group.1.insert(audit.tests_key);
+        },
+    )?;
+    let repeated = rows_by_flag
+        .entry(Flag::PromptRepeatedWithDifferentTests)
+        .or_default();
+    for (rows, tests) in groups.values() {
+        if tests.len() > 1 {
+            repeated.extend(rows);
+        }
+    }
+    repeated.sort_unstable();
+    let mut flagged = HashSet::new();
+    for (flag, rows) in rows_by_flag {
+        flagged.extend(rows.iter().copied());
+        report.flags.push(FlagReport {
+            flag: flag.name(),
+            why: flag.why(),
+            count: rows.len() as u64,
+            rows,
+        });
+    }
+    report.flagged_rows = flagged.len() as u64;
+    Ok(report)
+}

@@ -1,0 +1,212 @@
+//! `rlvr card`: a dataset card (README.md) for a file, with the statistics table of `rlvr stats`,
+//! the validation results of `rlvr validate`, the audit counts, and four SVG charts: prompt
+//! lengths, tests per record, test kinds and duplicate-prompt groups.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use rlvr_dataset::record::RecordRef;
+use rlvr_dataset::stats::TestFigures;
+use rlvr_dataset::validation::check_line;
+use rlvr_dataset::{
+    Line, ReadOptions, RowFigures, StatsAccumulator, ValidationAccumulator, for_each_line,
+};
+
+use crate::audit::{AuditOptions, audit_file};
+use crate::charts::{Bar, bar_chart, histogram};
+use crate::error::ProductsError;
+
+/// What the card pass collects per row.
+struct CardRow {
+    figures: Option<RowFigures>,
+    check: rlvr_dataset::validation::RowCheck,
+}
+
+fn card_row(line: Line<'_>) -> CardRow {
+    let figures = line.parse().ok().and_then(|value| {
+        RecordRef::from_value(&value)
+            .ok()
+            .map(|record| RowFigures::from_record(&record))
+    });
+    CardRow {
+        figures,
+        check: check_line(line),
+    }
+}
+
+/// The files a card consists of.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CardReport {
+    /// The README.md written.
+    pub readme: PathBuf,
+    /// The charts written.
+    pub charts: Vec<PathBuf>,
+    /// Whether every validation check passed.
+    pub validation_passed: bool,
+}
+
+/// Writes `out_dir/README.md` and `out_dir/charts/*.svg` for `input`.
+pub fn write_card(
+    input: &Path,
+    out_dir: &Path,
+    read: &ReadOptions,
+) -> Result<CardReport, ProductsError> {
+    let mut stats = StatsAccumulator::default();
+    let mut validation = ValidationAccumulator::new(5);
+    let (mut prompt_chars, mut tests_per_record) = (Vec::new(), Vec::new());
+    let (mut io_records, mut functional_records) = (0u64, 0u64);
+    let mut group_sizes: HashMap<[u8; 16], u64> = HashMap::new();
+    let read = ReadOptions {
+        sha256: true,
+        ..read.clone()
+    };
+    let summary = for_each_line(input, &read, card_row, |position, row| {
+        validation.add(position, row.check);
+        if let Some(figures) = row.figures {
+            prompt_chars.push(figures.prompt_chars);
+            match figures.tests {
+                TestFigures::InputOutput { pairs, .. } => {
+                    io_records += 1;
+                    tests_per_record.push(pairs);
+                }
+                TestFigures::Functional { tests } => {
+                    functional_records += 1;
+                    tests_per_record.push(tests);
+                }
+            }
+            *group_sizes
+                .entry(figures.normalized_prompt_key)
+                .or_default() += 1;
+            stats.add(position.row, &figures);
+        }
+    })?;
+    let sha256 = summary.sha256.map(hex_string);
+    let statistics = stats.finish(summary.bytes, sha256);
+    let validation = validation.finish(input.display().to_string(), &summary);
+    let audit = audit_file(
+        input,
+        &AuditOptions {
+            read: read.clone(),
+            ..AuditOptions::default()
+        },
+    )?;
+
+    let charts_dir = out_dir.join("charts");
+    fs_err::create_dir_all(&charts_dir).map_err(|source| ProductsError::io(&charts_dir, source))?;
+    let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
+    for size in group_sizes.values() {
+        *sizes.entry((*size).min(6)).or_default() += 1;
+    }
+    let duplicate_bars: Vec<Bar> = sizes
+        .iter()
+        .map(|(size, groups)| {
+            (
+                if *size >= 6 {
+                    "6+".to_owned()
+                } else {
+                    size.to_string()
+                },
+                *groups,
+            )
+        })
+        .collect();
+    let charts = [
+        (
+            "prompt-length.svg",
+            "Prompt length",
+            "characters (bin start)",
+            "records",
+            histogram(&prompt_chars, 30),
+        ),
+        (
+            "tests-per-record.svg",
+            "Tests per record",
+            "tests (bin start)",
+            "records",
+            histogram(&tests_per_record, 30),
+        ),
+        (
+            "test-kinds.svg",
+            "Test kinds",
+            "kind",
+            "records",
+            vec![
+                ("input/output".into(), io_records),
+                ("functional".into(), functional_records),
+            ],
+        ),
+        (
+            "duplicate-groups.svg",
+            "Records per normalised prompt",
+            "records sharing one prompt",
+            "prompt groups",
+            duplicate_bars,
+        ),
+    ];
+    let mut written = Vec::new();
+    for (name, title, x_label, y_label, bars) in &charts {
+        let path = charts_dir.join(name);
+        bar_chart(&path, title, x_label, y_label, bars)?;
+        written.push(path);
+    }
+
+    let mut readme = String::new();
+    let name = input.file_name().map_or_else(
+        || input.display().to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    );
+    let _ = writeln!(
+        readme,
+        "# {name}\n\nA card generated by `rlvr card` from the file itself.\n"
+    );
+    let _ = writeln!(readme, "## Dataset summary\n\n{}", statistics.to_markdown());
+    let _ = writeln!(readme, "\n## Charts\n");
+    for (name, title, ..) in &charts {
+        let _ = writeln!(readme, "![{title}](charts/{name})\n");
+    }
+    let _ = writeln!(
+        readme,
+        "## Validation\n\n| check | result | violations |\n| --- | --- | --- |"
+    );
+    for check in &validation.checks {
+        let result = if check.passed { "passed" } else { "FAILED" };
+        let _ = writeln!(
+            readme,
+            "| {} | {result} | {} |",
+            check.description, check.violations
+        );
+    }
+    let _ = writeln!(
+        readme,
+        "\n## Audit flags\n\nRecords flagged by `rlvr audit` (see docs/products.md for each flag).\n"
+    );
+    let _ = writeln!(
+        readme,
+        "| flag | records | why it matters |\n| --- | --- | --- |"
+    );
+    for flag in &audit.flags {
+        let _ = writeln!(
+            readme,
+            "| `{}` | {} | {} |",
+            flag.flag, flag.count, flag.why
+        );
+    }
+    let readme_path = out_dir.join("README.md");
+    fs_err::write(&readme_path, readme)
+        .map_err(|source| ProductsError::io(&readme_path, source))?;
+    Ok(CardReport {
+        readme: readme_path,
+        charts: written,
+        validation_passed: validation.passed,
+    })
+}
+
+fn hex_string(bytes: [u8; 32]) -> String {
+    bytes
+        .iter()
+        .fold(String::with_capacity(64), |mut out, byte| {
+            let _ = write!(out, "{byte:02x}");
+            out
+        })
+}

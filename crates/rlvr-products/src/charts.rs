@@ -1,0 +1,130 @@
+//! SVG bar charts for the dataset card, drawn with `plotters`' SVG backend (no fonts needed:
+//! text is written as SVG `<text>` and laid out by the viewer).
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use crate::error::ProductsError;
+
+/// One bar: its label on the x axis and its height.
+pub type Bar = (String, u64);
+
+fn chart_error(path: &Path, error: impl std::fmt::Display) -> ProductsError {
+    ProductsError::Chart {
+        path: path.to_path_buf(),
+        reason: error.to_string(),
+    }
+}
+
+/// Draws a bar chart to `path` (an `.svg` file).
+pub fn bar_chart(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    bars: &[Bar],
+) -> Result<(), ProductsError> {
+    let root = SVGBackend::new(path, (900, 480)).into_drawing_area();
+    root.fill(&WHITE)
+        .map_err(|error| chart_error(path, error))?;
+    let count = bars.len().max(1) as u32;
+    let highest = bars
+        .iter()
+        .map(|(_, value)| *value)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(60)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            (0u32..count).into_segmented(),
+            0u64..highest + highest / 10 + 1,
+        )
+        .map_err(|error| chart_error(path, error))?;
+    let label_step = (bars.len() / 12).max(1);
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .x_labels(bars.len().min(40))
+        .x_label_formatter(&|value| match value {
+            SegmentValue::CenterOf(index) | SegmentValue::Exact(index) => {
+                let index = *index as usize;
+                if index.is_multiple_of(label_step) {
+                    bars.get(index)
+                        .map(|(label, _)| label.clone())
+                        .unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            }
+            SegmentValue::Last => String::new(),
+        })
+        .draw()
+        .map_err(|error| chart_error(path, error))?;
+    chart
+        .draw_series(
+            Histogram::vertical(&chart)
+                .style(RGBColor(70, 110, 180).filled())
+                .margin(2)
+                .data(
+                    bars.iter()
+                        .enumerate()
+                        .map(|(index, (_, value))| (index as u32, *value)),
+                ),
+        )
+        .map_err(|error| chart_error(path, error))?;
+    root.present().map_err(|error| chart_error(path, error))?;
+    Ok(())
+}
+
+/// Counts `values` into `bins` equal-width bins from 0 to the largest value; labels give each
+/// bin's lower bound.
+pub fn histogram(values: &[u64], bins: usize) -> Vec<Bar> {
+    let bins = bins.max(1);
+    let highest = values.iter().copied().max().unwrap_or(0);
+    let width = (highest / bins as u64 + 1).max(1);
+    let mut counts = vec![0u64; bins];
+    for &value in values {
+        let bin = ((value / width) as usize).min(bins - 1);
+        counts[bin] += 1;
+    }
+    counts
+        .into_iter()
+        .enumerate()
+        .map(|(index, count)| (format!("{}", index as u64 * width), count))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_counts_every_value_once() {
+        let bars = histogram(&[0, 1, 5, 9, 10], 5);
+        assert_eq!(bars.iter().map(|(_, count)| count).sum::<u64>(), 5);
+        assert_eq!(bars[0], ("0".to_owned(), 2));
+    }
+
+    #[test]
+    fn chart_is_an_svg_file() {
+        let directory = tempfile::tempdir().unwrap_or_else(|error| panic!("temp dir: {error}"));
+        let path = directory.path().join("bars.svg");
+        bar_chart(
+            &path,
+            "title",
+            "x",
+            "y",
+            &[("a".into(), 3), ("b".into(), 5)],
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+        let text = fs_err::read_to_string(&path).unwrap_or_default();
+        assert!(text.starts_with("<svg") && text.contains("title"));
+    }
+}

@@ -1,0 +1,165 @@
+//! `rlvr convert`: the card's field mapping between the upstream KlearReasoner-CodeSub-15K rows
+//! and the released layout, both ways (see [`crate::release`] for the two line layouts).
+//!
+//! JSON Lines input is read in parallel and written in order; upstream Parquet input (verl-style
+//! columns) is read through [`crate::parquet_rows`]. The tests travel as their exact JSON text,
+//! so release -> upstream -> release reproduces every line written the way the release writes
+//! lines, byte for byte (property-tested).
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use rlvr_dataset::record::RecordRef;
+use rlvr_dataset::{BadLine, LineError, ReadOptions, for_each_line, parse_line};
+
+use crate::error::ProductsError;
+use crate::export::MAX_LISTED;
+use crate::parquet_rows::for_each_parquet_row;
+use crate::release::{PartsError, ReleaseParts};
+
+/// A line layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LineLayout {
+    /// KlearReasoner-CodeSub-15K: `reward_model.ground_truth` is a JSON string.
+    Upstream,
+    /// code-rlvr-15k: parsed tests in `label` and `metadata.ground_truth`.
+    Release,
+}
+
+/// What a conversion did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ConvertReport {
+    /// Rows written.
+    pub rows: u64,
+    /// Lines that could not be converted (not written).
+    pub bad_line_count: u64,
+    /// The first of them.
+    pub bad_lines: Vec<String>,
+}
+
+/// Why one line cannot be converted.
+#[derive(Debug, thiserror::Error)]
+enum ConvertLineError {
+    #[error(transparent)]
+    Line(#[from] LineError),
+    #[error(transparent)]
+    Parts(#[from] PartsError),
+}
+
+/// Converts one line (without its newline) from `from` to `to`, appending to `out`.
+pub fn convert_line(
+    line: &[u8],
+    from: LineLayout,
+    to: LineLayout,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    let parts = parts_of_line(line, from).map_err(|error| error.to_string())?;
+    push_line(&parts, to, out);
+    Ok(())
+}
+
+fn parts_of_line(line: &[u8], from: LineLayout) -> Result<ReleaseParts, ConvertLineError> {
+    let value = parse_line(line)?;
+    Ok(match from {
+        LineLayout::Release => {
+            let record = RecordRef::from_value(&value)
+                .map_err(|source| LineError::InvalidRecord { source })?;
+            ReleaseParts::from_release(&record, line)?
+        }
+        LineLayout::Upstream => ReleaseParts::from_upstream(&value, line)?,
+    })
+}
+
+fn push_line(parts: &ReleaseParts, to: LineLayout, out: &mut Vec<u8>) {
+    match to {
+        LineLayout::Release => parts.push_release_line(out),
+        LineLayout::Upstream => parts.push_upstream_line(out),
+    }
+    out.push(b'\n');
+}
+
+/// Converts `input` (JSON Lines, or Parquet when it ends in `.parquet` or is a directory) to
+/// `output` (JSON Lines).
+pub fn convert_file(
+    input: &Path,
+    output: &Path,
+    from: LineLayout,
+    to: LineLayout,
+    read: &ReadOptions,
+) -> Result<ConvertReport, ProductsError> {
+    let temporary = output.with_extension("jsonl.partial");
+    let file =
+        fs_err::File::create(&temporary).map_err(|source| ProductsError::io(&temporary, source))?;
+    let mut writer = BufWriter::with_capacity(1 << 20, file);
+    let mut report = ConvertReport::default();
+    let is_parquet = input.is_dir()
+        || input
+            .extension()
+            .is_some_and(|extension| extension == "parquet");
+    if is_parquet {
+        let mut line = Vec::new();
+        for path in crate::parquet_rows::parquet_files(input)? {
+            for_each_parquet_row(&path, |parts| {
+                line.clear();
+                push_line(&parts, to, &mut line);
+                report.rows += 1;
+                writer
+                    .write_all(&line)
+                    .map_err(|source| ProductsError::io(&temporary, source))
+            })?;
+        }
+    } else {
+        let mut write_error = None;
+        for_each_line(
+            input,
+            read,
+            |line| {
+                let mut out = Vec::with_capacity(line.bytes.len() + 64);
+                parts_of_line(line.bytes, from).map(|parts| {
+                    push_line(&parts, to, &mut out);
+                    out
+                })
+            },
+            |position, converted| match converted {
+                Ok(line) => {
+                    report.rows += 1;
+                    if write_error.is_none() {
+                        write_error = writer.write_all(&line).err();
+                    }
+                }
+                Err(error) => {
+                    report.bad_line_count += 1;
+                    if report.bad_lines.len() < MAX_LISTED {
+                        let error = match error {
+                            ConvertLineError::Line(error) => error,
+                            ConvertLineError::Parts(error) => LineError::InvalidRecord {
+                                source: rlvr_dataset::RecordError {
+                                    field: error.field,
+                                    reason: error.reason,
+                                },
+                            },
+                        };
+                        report.bad_lines.push(
+                            BadLine {
+                                path: input.to_path_buf(),
+                                position,
+                                error,
+                            }
+                            .to_string(),
+                        );
+                    }
+                }
+            },
+        )?;
+        if let Some(source) = write_error {
+            return Err(ProductsError::io(&temporary, source));
+        }
+    }
+    writer
+        .flush()
+        .map_err(|source| ProductsError::io(&temporary, source))?;
+    drop(writer);
+    fs_err::rename(&temporary, output).map_err(|source| ProductsError::io(output, source))?;
+    Ok(report)
+}
