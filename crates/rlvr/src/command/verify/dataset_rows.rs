@@ -1,0 +1,128 @@
+//! Random access to a dataset file's rows for `--dataset`: one pass records where each
+//! non-blank line starts (rows are numbered like the reader numbers them), then each job reads
+//! only its own line.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{Context, bail};
+use rlvr_verify::TestSuite;
+
+/// Row start offsets of one dataset file.
+pub(crate) struct DatasetRows {
+    path: PathBuf,
+    file: Mutex<fs_err::File>,
+    /// `starts[row]` is the byte offset of row `row`; the last entry is the file length.
+    starts: Vec<u64>,
+}
+
+impl DatasetRows {
+    pub(crate) fn open(path: &Path) -> anyhow::Result<Self> {
+        if path.is_dir() {
+            bail!("{}: is a directory, not a dataset file", path.display());
+        }
+        let mut file = fs_err::File::open(path)?;
+        let mut starts = Vec::new();
+        let mut buffer = vec![0; 1 << 20];
+        let mut offset = 0u64;
+        let mut line_start = 0u64;
+        let mut line_blank = true;
+        loop {
+            let read = file.read(&mut buffer)?;
+            if read == 0 {
+                break;
+            }
+            let mut cursor = 0;
+            while cursor < read {
+                let end =
+                    memchr::memchr(b'\n', &buffer[cursor..read]).map(|position| cursor + position);
+                let segment = &buffer[cursor..end.unwrap_or(read)];
+                line_blank &= segment.iter().all(u8::is_ascii_whitespace);
+                match end {
+                    Some(end) => {
+                        if !line_blank {
+                            starts.push(line_start);
+                        }
+                        line_start = offset + end as u64 + 1;
+                        line_blank = true;
+                        cursor = end + 1;
+                    }
+                    None => cursor = read,
+                }
+            }
+            offset += read as u64;
+        }
+        if !line_blank {
+            starts.push(line_start);
+        }
+        starts.push(offset);
+        Ok(Self {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+            starts,
+        })
+    }
+
+    /// Rows in the file.
+    pub(crate) fn len(&self) -> u64 {
+        self.starts.len() as u64 - 1
+    }
+
+    /// The tests of row `row`: its `metadata.ground_truth`.
+    pub(crate) fn tests(&self, row: u64) -> anyhow::Result<TestSuite> {
+        if row >= self.len() {
+            bail!(
+                "`index` {row} is past the end of {} ({} rows)",
+                self.path.display(),
+                self.len()
+            );
+        }
+        let (start, end) = (self.starts[row as usize], self.starts[row as usize + 1]);
+        let mut line = vec![0; (end - start) as usize];
+        {
+            let mut file = self
+                .file
+                .lock()
+                .expect("the dataset file lock is never poisoned");
+            file.seek(SeekFrom::Start(start))?;
+            file.read_exact(&mut line)?;
+        }
+        let context = || format!("{} row {row} (byte offset {start})", self.path.display());
+        let value: serde_json::Value = serde_json::from_slice(&line).with_context(context)?;
+        let ground_truth = value
+            .get("metadata")
+            .and_then(|metadata| metadata.get("ground_truth"))
+            .or_else(|| value.get("label"))
+            .with_context(|| format!("{}: no `metadata.ground_truth`", context()))?;
+        TestSuite::from_value(ground_truth).with_context(context)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_skip_blank_lines_and_accept_a_missing_final_newline() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("data.jsonl");
+        let row = |output: &str| {
+            format!(
+                r#"{{"metadata": {{"ground_truth": {{"inputs": ["1\n"], "outputs": ["{output}"]}}}}}}"#
+            )
+        };
+        std::fs::write(
+            &path,
+            format!("{}\n\n  \n{}\r\n{}", row("a"), row("b"), row("c")),
+        )
+        .unwrap();
+        let rows = DatasetRows::open(&path).unwrap();
+        assert_eq!(rows.len(), 3);
+        for (index, _) in ["a", "b", "c"].iter().enumerate() {
+            assert_eq!(rows.tests(index as u64).unwrap().len(), 1);
+        }
+        let error = rows.tests(3).unwrap_err().to_string();
+        assert!(error.contains("past the end"), "{error}");
+    }
+}

@@ -1,0 +1,342 @@
+//! `rlvr verify`: score model responses against tests. Job lines in, one result line per job
+//! out, in job order, each written and flushed as soon as it and every earlier one are final.
+
+mod dataset_rows;
+mod summary;
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use rlvr_engine::{Engine, EngineConfig, InOrder, Job, JobTests, parse_job_line};
+use rlvr_sandbox::{RunRequest, Sandbox, SandboxConfig};
+use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, describe_profiles};
+use serde_json::Value;
+
+use self::dataset_rows::DatasetRows;
+use self::summary::Summary;
+use crate::exit::{Failure, SANDBOX_UNAVAILABLE, Status, USAGE};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Job lines (`{"id", "response", "ground_truth"}` or, with --dataset, `{"id", "response",
+    /// "index"}`); `-` reads standard input.
+    #[arg(required_unless_present = "list_profiles")]
+    jobs: Option<PathBuf>,
+    /// The dataset file whose zero-based rows the jobs' `index` fields name.
+    #[arg(long)]
+    dataset: Option<PathBuf>,
+    /// Reward rules: judge (ours, the default), klear, code-r1, rllm, prime.
+    #[arg(long, default_value = "judge")]
+    profile: String,
+    /// Write results here instead of standard output.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Jobs run at once, each in its own sandbox (default: one per core).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Seconds per test, replacing the profile's limit.
+    #[arg(long)]
+    time_limit: Option<f64>,
+    /// Memory per test in MB, replacing the profile's limit.
+    #[arg(long)]
+    memory_limit: Option<u64>,
+    /// Run at most N tests per job, chosen deterministically from --seed and the job.
+    #[arg(long)]
+    max_tests: Option<usize>,
+    /// Run every test (no sampling, e.g. Klear's 16).
+    #[arg(long)]
+    all_tests: bool,
+    /// Seed for test sampling.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Add per-test verdicts and times to each result.
+    #[arg(long)]
+    details: bool,
+    /// `binary` gives 1/0 and may stop at the first failure (judge only); `rate` is the default.
+    #[arg(long, value_parser = ["rate", "binary"], default_value = "rate")]
+    reward: String,
+    /// Run with whatever sandbox protections this machine has (each result still lists them).
+    #[arg(long)]
+    allow_degraded: bool,
+    /// Print every profile's rules as one table and exit.
+    #[arg(long)]
+    list_profiles: bool,
+}
+
+/// What a worker hands back: the job's position, its id and the result, or `None` when the
+/// run was interrupted before the job finished (such results are never written).
+type Finished = (u64, Value, Option<JobResult>);
+
+pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+    if args.list_profiles {
+        print!("{}", describe_profiles());
+        return Ok(Status::Success);
+    }
+    let profile = resolve_profile(&args)?;
+    let jobs_path = args
+        .jobs
+        .clone()
+        .expect("clap requires JOBS without --list-profiles");
+    let input = open_jobs(&jobs_path)?;
+    let dataset = match &args.dataset {
+        Some(path) => Some(
+            DatasetRows::open(path).map_err(|error| Failure::new(USAGE, format!("{error:#}")))?,
+        ),
+        None => None,
+    };
+    let mut output: Box<dyn Write + Send> = match &args.out {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            fs_err::File::create(path).map_err(|error| Failure::new(USAGE, error.to_string()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+    };
+    let sandbox = Sandbox::new(SandboxConfig {
+        allow_degraded: args.allow_degraded,
+        ..SandboxConfig::default()
+    })
+    .map_err(|error| {
+        Failure::new(
+            SANDBOX_UNAVAILABLE,
+            format!("the sandbox cannot start: {error}"),
+        )
+    })?;
+    if profile.name == ProfileName::Klear {
+        require_scientific_modules(&sandbox)?;
+    }
+    let workers = args
+        .workers
+        .unwrap_or_else(|| EngineConfig::default().workers)
+        .max(1);
+    let engine = Engine::start(
+        sandbox,
+        EngineConfig {
+            workers,
+            queue_capacity: workers * 4,
+        },
+    );
+
+    // Ctrl-C and SIGTERM set the engine's cancel flag: tests not started are skipped, and
+    // results that were not final by then are never written.
+    let interrupted = engine.cancel_flag();
+    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted))
+        .context("installing the Ctrl-C handler")?;
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&interrupted))
+        .context("installing the SIGTERM handler")?;
+
+    let progress = progress_bar(&jobs_path);
+    let (sender, receiver) = mpsc::channel::<Finished>();
+    let writer_progress = progress.clone();
+    let details = args.details;
+    let writer = std::thread::spawn(move || -> std::io::Result<Summary> {
+        let mut order = InOrder::default();
+        let mut summary = Summary::default();
+        for (sequence, id, result) in receiver {
+            for (id, result) in order.insert(sequence, (id, result)) {
+                // A job interrupted mid-run is not final: stop at the first one.
+                let Some(result) = result else {
+                    return Ok(summary);
+                };
+                summary.add(&result);
+                writeln!(output, "{}", result_line(id, result, details))?;
+                output.flush()?;
+                writer_progress.inc(1);
+            }
+        }
+        Ok(summary)
+    });
+
+    let started = Instant::now();
+    let options = PlanOptions {
+        seed: args.seed,
+        job_identity: Vec::new(),
+        max_tests: args.max_tests,
+        all_tests: args.all_tests,
+        time_limit: args.time_limit.map(Duration::from_secs_f64),
+        memory_limit_bytes: args.memory_limit.map(|megabytes| megabytes << 20),
+    };
+    let profile = Arc::new(profile);
+    let mut sequence = 0;
+    for (line_index, line) in input.lines().enumerate() {
+        if interrupted.load(Ordering::Relaxed) {
+            break;
+        }
+        let line = line
+            .with_context(|| format!("{}: reading line {}", jobs_path.display(), line_index + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let line_number = line_index + 1;
+        match prepare(&line, line_number, dataset.as_ref(), &profile, &options) {
+            Ok((id, job)) => {
+                let sender = sender.clone();
+                let interrupted = Arc::clone(&interrupted);
+                let position = sequence;
+                engine.submit(
+                    job,
+                    Box::new(move |result| {
+                        let result = (!interrupted.load(Ordering::Relaxed)).then_some(result);
+                        let _ = sender.send((position, id, result));
+                    }),
+                );
+            }
+            Err((id, reason)) => {
+                let mut result =
+                    JobResult::invalid_job(profile.name, format!("line {line_number}: {reason}"));
+                result.tests = None;
+                let _ = sender.send((sequence, id, Some(result)));
+            }
+        }
+        sequence += 1;
+    }
+    drop(sender);
+    let statistics = Arc::clone(engine.statistics());
+    engine.shutdown();
+    let summary = writer
+        .join()
+        .expect("the writer thread does not panic")
+        .context("writing results")?;
+    progress.finish_and_clear();
+    summary.print(started.elapsed(), &statistics);
+    if interrupted.load(Ordering::Relaxed) {
+        eprintln!(
+            "rlvr verify: interrupted; every result finished before the interrupt was written"
+        );
+        return Ok(Status::Interrupted);
+    }
+    Ok(Status::Success)
+}
+
+fn resolve_profile(args: &Args) -> anyhow::Result<Profile> {
+    let name: ProfileName = args
+        .profile
+        .parse()
+        .map_err(|error| Failure::new(USAGE, format!("{error}")))?;
+    let profile = Profile::named(name);
+    if args.reward == "binary" {
+        return profile
+            .with_binary_reward()
+            .map_err(|error| Failure::new(USAGE, error.to_string()).into());
+    }
+    Ok(profile)
+}
+
+fn open_jobs(path: &PathBuf) -> anyhow::Result<Box<dyn BufRead + Send>> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(std::io::BufReader::new(std::io::stdin())));
+    }
+    if path.is_dir() {
+        return Err(Failure::new(
+            USAGE,
+            format!("{}: is a directory, not a jobs file", path.display()),
+        )
+        .into());
+    }
+    let file = fs_err::File::open(path).map_err(|error| Failure::new(USAGE, error.to_string()))?;
+    Ok(Box::new(std::io::BufReader::with_capacity(1 << 20, file)))
+}
+
+/// Turns a job line into a job, or into the reason it is invalid (keeping its id).
+fn prepare(
+    line: &str,
+    line_number: usize,
+    dataset: Option<&DatasetRows>,
+    profile: &Arc<Profile>,
+    options: &PlanOptions,
+) -> Result<(Value, Job), (Value, String)> {
+    let parsed = parse_job_line(line).map_err(|error| (error.id, error.reason))?;
+    let suite = match parsed.tests {
+        JobTests::Inline(suite) => suite,
+        JobTests::DatasetRow(row) => match dataset {
+            None => return Err((parsed.id, "`index` needs --dataset".to_owned())),
+            Some(dataset) => dataset
+                .tests(row)
+                .map_err(|error| (parsed.id.clone(), format!("{error:#}")))?,
+        },
+    };
+    let mut options = options.clone();
+    options.job_identity = if parsed.id.is_null() {
+        line_number.to_string().into_bytes()
+    } else {
+        parsed.id.to_string().into_bytes()
+    };
+    let job = Job {
+        profile: Arc::clone(profile),
+        response: parsed.response,
+        suite,
+        options,
+    };
+    Ok((parsed.id, job))
+}
+
+/// `{"id", "score", "pass_rate", "passed", "total", "all_passed", "status", "profile", ...}`.
+fn result_line(id: Value, mut result: JobResult, details: bool) -> String {
+    if !details {
+        result.tests = None;
+    }
+    let mut line = serde_json::Map::new();
+    line.insert("id".to_owned(), id);
+    if let Value::Object(fields) = serde_json::to_value(&result).expect("results serialize") {
+        line.extend(fields);
+    }
+    Value::Object(line).to_string()
+}
+
+/// The Klear prefix imports numpy and pandas; without them every functional test would fail
+/// silently, so refuse instead.
+fn require_scientific_modules(sandbox: &Sandbox) -> anyhow::Result<()> {
+    let probe = sandbox
+        .run(&RunRequest::python("import numpy, pandas"))
+        .map_err(|error| Failure::new(SANDBOX_UNAVAILABLE, error.to_string()))?;
+    if probe.exit_code != Some(0) {
+        let reason = String::from_utf8_lossy(&probe.stderr);
+        let last = reason.trim_end().lines().last().unwrap_or("import failed");
+        return Err(Failure::new(
+            SANDBOX_UNAVAILABLE,
+            format!(
+                "the klear profile imports numpy and pandas in every functional test, but the sandbox \
+                 interpreter {} cannot ({last}); install them (scripts/setup does) or pick another profile",
+                sandbox.interpreter().host_executable.display()
+            ),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+fn progress_bar(jobs: &PathBuf) -> ProgressBar {
+    let total = if jobs.as_os_str() == "-" {
+        None
+    } else {
+        count_lines(jobs).ok()
+    };
+    let bar = match total {
+        Some(total) => ProgressBar::new(total),
+        None => ProgressBar::no_length(),
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{pos}/{len} jobs {wide_bar} {per_sec} eta {eta}")
+            .expect("the progress template is valid"),
+    );
+    bar
+}
+
+/// Counts newlines without holding the file in memory.
+fn count_lines(path: &PathBuf) -> std::io::Result<u64> {
+    use std::io::Read;
+    let mut file = fs_err::File::open(path)?;
+    let mut buffer = vec![0; 1 << 20];
+    let mut lines = 0;
+    loop {
+        let read = file.read(&mut buffer)?;
+        if read == 0 {
+            return Ok(lines);
+        }
+        lines += memchr::memchr_iter(b'\n', &buffer[..read]).count() as u64;
+    }
+}

@@ -1,0 +1,72 @@
+//! The summary `rlvr verify` prints on stderr at the end: jobs, mean score, all-passed rate,
+//! statuses, verdict counts, tests per second.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use rlvr_engine::EngineStatistics;
+use rlvr_verify::{JobResult, Verdict};
+
+/// Accumulates written results.
+#[derive(Debug, Default)]
+pub(crate) struct Summary {
+    jobs: u64,
+    scored: u64,
+    score_total: f64,
+    all_passed: u64,
+    statuses: BTreeMap<String, u64>,
+}
+
+impl Summary {
+    pub(crate) fn add(&mut self, result: &JobResult) {
+        self.jobs += 1;
+        if let Some(score) = result.score {
+            self.scored += 1;
+            self.score_total += score;
+        }
+        self.all_passed += u64::from(result.all_passed);
+        let status = serde_json::to_value(result.status)
+            .ok()
+            .and_then(|value| value.as_str().map(str::to_owned));
+        *self.statuses.entry(status.unwrap_or_default()).or_default() += 1;
+    }
+
+    pub(crate) fn print(&self, elapsed: Duration, statistics: &EngineStatistics) {
+        let mean = if self.scored > 0 {
+            self.score_total / self.scored as f64
+        } else {
+            0.0
+        };
+        let rate = if self.jobs > 0 {
+            self.all_passed as f64 / self.jobs as f64
+        } else {
+            0.0
+        };
+        let tests = statistics.tests.load(Ordering::Relaxed);
+        let seconds = elapsed.as_secs_f64().max(1e-9);
+        let statuses: Vec<String> = self
+            .statuses
+            .iter()
+            .map(|(status, count)| format!("{status} {count}"))
+            .collect();
+        let verdicts: Vec<String> = Verdict::ALL
+            .iter()
+            .zip(&statistics.verdicts)
+            .filter_map(|(verdict, count)| {
+                let count = count.load(Ordering::Relaxed);
+                (count > 0).then(|| format!("{} {count}", verdict.name()))
+            })
+            .collect();
+        eprintln!(
+            "rlvr verify: {} jobs, mean score {mean:.4}, all passed {:.1}%, {tests} tests in {seconds:.2} s ({:.0} tests/s)",
+            self.jobs,
+            rate * 100.0,
+            tests as f64 / seconds
+        );
+        eprintln!("  status: {}", statuses.join(", "));
+        if !verdicts.is_empty() {
+            eprintln!("  verdicts: {}", verdicts.join(", "));
+        }
+    }
+}
