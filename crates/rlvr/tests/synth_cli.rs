@@ -209,3 +209,60 @@ fn python_json_reads_the_file_with_the_figures_synth_reports() {
     assert_eq!(figures["label_equals_ground_truth"], 400);
     assert_eq!(figures["routing_constants_ok"], true);
 }
+
+#[test]
+fn validate_rejects_exactly_the_injected_faults() {
+    let context = TestContext::new();
+    let out = context.path("faults.jsonl");
+    let output = context.synth(&out, &["--rows", "120", "--seed", "5", "--inject-faults"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let sidecar: Value = serde_json::from_str(
+        &fs_err::read_to_string(context.path("faults.jsonl.faults.json")).expect("sidecar"),
+    )
+    .expect("sidecar is JSON");
+    let validated = context.rlvr(&[
+        "validate",
+        out.to_str().expect("UTF-8 path"),
+        "--json",
+        "--max-examples",
+        "100",
+    ]);
+    assert_eq!(validated.status.code(), Some(1), "{}", stderr(&validated));
+    let report: Value =
+        serde_json::from_slice(&validated.stdout).expect("validate --json prints JSON");
+    let flagged_by = |check: &str| -> Vec<u64> {
+        report["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .filter(|entry| entry["name"] == check)
+            .flat_map(|entry| entry["examples"].as_array().cloned().unwrap_or_default())
+            .filter_map(|example| example["row"].as_u64())
+            .collect()
+    };
+    let mut rejected_rows = Vec::new();
+    for entry in sidecar["injected"].as_array().expect("injected") {
+        let row = entry["row"].as_u64().expect("row");
+        if let Some(check) = entry["check"].as_str() {
+            assert!(
+                flagged_by(check).contains(&row),
+                "{check} does not flag {entry}"
+            );
+            rejected_rows.push(row);
+        }
+    }
+    let mut flagged: Vec<u64> = report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .flat_map(|entry| entry["examples"].as_array().cloned().unwrap_or_default())
+        .filter_map(|example| example["row"].as_u64())
+        .collect();
+    flagged.sort_unstable();
+    flagged.dedup();
+    rejected_rows.sort_unstable();
+    assert_eq!(
+        flagged, rejected_rows,
+        "validate flags rows other than the injected faults"
+    );
+}

@@ -71,7 +71,7 @@ pub struct InjectedLine {
     pub expect: ExpectedOutcome,
     /// The validation check the line must fail (for rejected lines): `valid_json`,
     /// `top_level_keys`, `single_user_message`, `label_equals_ground_truth`,
-    /// `input_output_lists`, `functional_non_empty` or `routing_constants`.
+    /// `input_output_paired`, `functional_non_empty` or `routing_constants`.
     pub check: Option<&'static str>,
 }
 
@@ -105,7 +105,7 @@ impl InjectionKind {
                 Some("single_user_message")
             }
             Self::LabelDiffersFromGroundTruth => Some("label_equals_ground_truth"),
-            Self::InputOutputLengthMismatch | Self::EmptyInputs => Some("input_output_lists"),
+            Self::InputOutputLengthMismatch | Self::EmptyInputs => Some("input_output_paired"),
             Self::EmptyFunctional => Some("functional_non_empty"),
             Self::WrongDataSource => Some("routing_constants"),
             Self::LoneSurrogateEscape
