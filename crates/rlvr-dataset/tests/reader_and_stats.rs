@@ -140,8 +140,8 @@ proptest! {
             .windows(2)
             .map(|window| {
                 let mut part = StatsAccumulator::default();
-                for index in window[0]..window[1] {
-                    part.add(index as u64, &rows[index]);
+                for (index, row) in rows.iter().enumerate().take(window[1]).skip(window[0]) {
+                    part.add(index as u64, row);
                 }
                 part
             })
