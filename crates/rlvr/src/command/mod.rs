@@ -1,18 +1,18 @@
 //! One module per subcommand; each exposes `Args` (its clap flags) and `run`.
 
-pub(crate) mod doctor;
-pub(crate) mod fetch;
-pub(crate) mod run;
-pub(crate) mod show;
-pub(crate) mod stats;
-pub(crate) mod synth;
-pub(crate) mod validate;
-pub(crate) mod verify;
 pub(crate) mod audit;
 pub(crate) mod card;
 pub(crate) mod convert;
 pub(crate) mod dedup;
+pub(crate) mod doctor;
 pub(crate) mod export;
+pub(crate) mod fetch;
 pub(crate) mod import;
 pub(crate) mod products_common;
+pub(crate) mod run;
+pub(crate) mod show;
 pub(crate) mod split;
+pub(crate) mod stats;
+pub(crate) mod synth;
+pub(crate) mod validate;
+pub(crate) mod verify;
