@@ -1,18 +1,24 @@
 //! Memory, pids and CPU accounting through cgroups, v2 where it has the controllers, v1 otherwise.
 //!
-//! * **v2**: a fresh child cgroup per run under `rlvr-sandbox-<pid>`, joined by the child writing
-//!   to `cgroup.procs` (never `CLONE_INTO_CGROUP` into a reused cgroup: after `cgroup.kill` the
-//!   kernel SIGKILLs such a child at birth), killed with `cgroup.kill` and removed after the run.
-//! * **v1**: a pool of slots (one memory, pids and cpuacct cgroup each) under
-//!   `rlvr-sandbox-<pid>` in our own cgroup, reused across runs: creating and removing three
-//!   cgroups per run costs about 0.3 ms here, resetting a slot costs almost nothing.
+//! * **v2**: a fresh child cgroup per run under `rlvr-sandbox-<pid>`, entered at birth with
+//!   `clone3(CLONE_INTO_CGROUP)` (no migration; a fresh cgroup because the kernel SIGKILLs a
+//!   child cloned into a cgroup that once had `cgroup.kill` written), killed with `cgroup.kill`
+//!   and removed after the run. Where `clone3` is unavailable the child writes `cgroup.procs`.
+//! * **v1**: a pool of slots (one memory and one pids cgroup each) under `rlvr-sandbox-<pid>` in
+//!   our own cgroup, reused across runs: creating and removing cgroups per run costs about
+//!   0.3 ms here, resetting a slot costs almost nothing. The child joins by writing `0` to each
+//!   slot's `tasks` file while it is still a single thread: unlike `cgroup.procs`, a thread
+//!   moving itself skips the global `cgroup_threadgroup_rwsem` write lock, whose RCU grace
+//!   period cost 6-15 ms per run here under load (kernel 5.19+, "cgroup: Optimize single
+//!   thread migration"; older kernels simply take the lock).
 //!
 //! Directories left by a crashed verifier (`rlvr-sandbox-<pid>` whose pid is gone) are removed
 //! when the next sandbox starts.
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -88,7 +94,13 @@ pub(crate) struct Lease {
 #[derive(Debug)]
 enum LeaseKind {
     None,
-    V2 { directory: PathBuf, procs: File },
+    V2 {
+        directory: PathBuf,
+        /// The directory itself, for `clone3(CLONE_INTO_CGROUP)`.
+        handle: File,
+        /// `cgroup.procs`, for the fallback join where `clone3` is unavailable.
+        procs: File,
+    },
     V1(Option<V1Slot>),
 }
 
@@ -116,12 +128,13 @@ fn read_key(path: &Path, key: &str) -> Option<u64> {
     })
 }
 
-fn open_procs(directory: &Path) -> Result<File, SandboxError> {
-    let path = directory.join("cgroup.procs");
+/// Opens the membership file `name` (`tasks` or `cgroup.procs`) of a cgroup for writing.
+fn open_membership(directory: &Path, name: &str) -> Result<File, SandboxError> {
+    let path = directory.join(name);
     std::fs::OpenOptions::new()
         .write(true)
         .open(&path)
-        .map_err(SandboxError::path("open cgroup.procs", path))
+        .map_err(SandboxError::path("open cgroup membership file", path))
 }
 
 /// A cgroup mount from /proc/self/mountinfo.
@@ -362,8 +375,17 @@ impl Cgroups {
                     let _ = std::fs::remove_dir(&directory);
                     return Err(SandboxError::path("write cgroup limits", directory)(error));
                 }
-                let procs = open_procs(&directory)?;
-                LeaseKind::V2 { directory, procs }
+                let procs = open_membership(&directory, "cgroup.procs")?;
+                let handle = std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_DIRECTORY)
+                    .open(&directory)
+                    .map_err(SandboxError::path("open cgroup", &directory))?;
+                LeaseKind::V2 {
+                    directory,
+                    handle,
+                    procs,
+                }
             }
             CgroupLayout::V1 { .. } => {
                 let slot = self
@@ -412,7 +434,10 @@ impl Cgroups {
         for directory in &directories {
             std::fs::create_dir(directory)
                 .map_err(SandboxError::path("create cgroup", directory))?;
-            procs.push(open_procs(directory)?);
+            // `tasks`, not `cgroup.procs`: the child joins while it is a single thread, and a
+            // thread moving itself through `tasks` skips the global `cgroup_threadgroup_rwsem`
+            // write lock (an RCU grace period: 6-15 ms per run here under load).
+            procs.push(open_membership(directory, "tasks")?);
         }
         Ok(V1Slot {
             memory: directories[0].clone(),
@@ -474,10 +499,20 @@ impl V1Slot {
 }
 
 impl Lease {
-    /// Descriptors of the `cgroup.procs` files the child writes `0` to.
-    pub(crate) fn procs_descriptors(&self) -> Vec<RawFd> {
+    /// The cgroup2 directory the child is cloned into (`CLONE_INTO_CGROUP`): v2 only.
+    pub(crate) fn birth_cgroup(&self) -> Option<BorrowedFd<'_>> {
+        match &self.kind {
+            LeaseKind::V2 { handle, .. } => Some(handle.as_fd()),
+            _ => None,
+        }
+    }
+
+    /// Descriptors of the membership files the child writes `0` to: the v1 `tasks` files, or
+    /// the v2 `cgroup.procs` when the child was not born inside (`born_inside == false`).
+    pub(crate) fn join_descriptors(&self, born_inside: bool) -> Vec<RawFd> {
         match &self.kind {
             LeaseKind::None => Vec::new(),
+            LeaseKind::V2 { .. } if born_inside => Vec::new(),
             LeaseKind::V2 { procs, .. } => vec![procs.as_raw_fd()],
             LeaseKind::V1(slot) => slot
                 .iter()
@@ -558,8 +593,12 @@ impl Drop for Lease {
     fn drop(&mut self) {
         match std::mem::replace(&mut self.kind, LeaseKind::None) {
             LeaseKind::None => {}
-            LeaseKind::V2 { directory, procs } => {
-                drop(procs);
+            LeaseKind::V2 {
+                directory,
+                handle,
+                procs,
+            } => {
+                drop((handle, procs));
                 let _ = write_text(&directory.join("cgroup.kill"), "1");
                 for attempt in 0..200 {
                     match std::fs::remove_dir(&directory) {

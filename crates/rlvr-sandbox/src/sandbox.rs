@@ -547,6 +547,7 @@ impl Sandbox {
         close_ranges.push((next, u32::MAX));
 
         let limits = request.limits;
+        let born_inside = lease.birth_cgroup().is_some() && sys::CAN_CLONE_INTO_CGROUP;
         let environment_pointers: Vec<*const libc::c_char> = inner
             .environment
             .iter()
@@ -558,9 +559,9 @@ impl Sandbox {
             .map(|value| value.as_ptr())
             .chain([std::ptr::null()])
             .collect();
-        let plan = ChildPlan {
+        let mut plan = ChildPlan {
             error_pipe: error_write.as_raw_fd(),
-            cgroup_procs: lease.procs_descriptors(),
+            cgroup_procs: lease.join_descriptors(born_inside),
             network_namespace: inner.network_namespace.as_ref().map(AsRawFd::as_raw_fd),
             filesystem: inner.filesystem.as_ref(),
             work_options: c_string(format!(
@@ -590,8 +591,22 @@ impl Sandbox {
             0
         };
         let started = Instant::now();
-        let (pid, pidfd) =
-            sys::clone_vfork(namespace_flags, &plan).map_err(SandboxError::system("clone"))?;
+        let cloned = match lease.birth_cgroup().filter(|_| born_inside) {
+            Some(cgroup) => {
+                match sys::clone_vfork_into_cgroup(namespace_flags, cgroup, &plan) {
+                    // Kernels before 5.7 lack clone3 or CLONE_INTO_CGROUP: join after birth.
+                    Err(error)
+                        if matches!(error.raw_os_error(), Some(libc::ENOSYS | libc::E2BIG)) =>
+                    {
+                        plan.cgroup_procs = lease.join_descriptors(false);
+                        sys::clone_vfork(namespace_flags, &plan)
+                    }
+                    other => other,
+                }
+            }
+            None => sys::clone_vfork(namespace_flags, &plan),
+        };
+        let (pid, pidfd) = cloned.map_err(SandboxError::system("clone"))?;
         // The child has exec'd or exited (CLONE_VFORK): its copies are gone, ours can go too.
         drop(plan);
         drop(child_side);

@@ -99,3 +99,72 @@ fn spawned_runner_serves_many_requests_over_pipes() {
     let exit = process.wait().expect("wait");
     assert_eq!(exit.signal, Some(9));
 }
+
+/// Issue 4: children join the run's cgroups cheaply (v1 `tasks`, v2 `CLONE_INTO_CGROUP`), and
+/// still every run lands in them: the program sees its own memory and pids cgroups.
+#[test]
+fn issue_4_every_run_is_inside_its_cgroups() {
+    let sandbox = sandbox();
+    for _ in 0..3 {
+        let request = RunRequest {
+            program: rlvr_sandbox::Program::Command {
+                argv: vec!["/usr/bin/cat".into(), "/proc/self/cgroup".into()],
+            },
+            stdin: Stdin::Empty,
+            limits: Limits::default(),
+            files: Vec::new(),
+        };
+        let outcome = sandbox.run(&request).expect("run");
+        assert_eq!(outcome.verdict, Verdict::Ok);
+        let text = String::from_utf8_lossy(&outcome.stdout);
+        let inside = |controller: &str| {
+            text.lines().any(|line| {
+                let mut fields = line.splitn(3, ':');
+                let _ = fields.next();
+                let controllers = fields.next().unwrap_or("");
+                let path = fields.next().unwrap_or("");
+                (controller.is_empty() && controllers.is_empty()
+                    || controllers.split(',').any(|name| name == controller))
+                    && path.contains("/rlvr-sandbox-")
+            })
+        };
+        match sandbox.cgroup_layout() {
+            rlvr_sandbox::CgroupLayout::V1 { .. } => {
+                assert!(inside("memory") && inside("pids"), "{text}");
+            }
+            rlvr_sandbox::CgroupLayout::V2 { .. } => assert!(inside(""), "{text}"),
+            rlvr_sandbox::CgroupLayout::Unavailable { .. } => {}
+        }
+    }
+}
+
+/// Issue 4: the memory limit still applies to every run, and the peak and the OOM kill are
+/// reported (the slot is reused, so this also checks the reset between runs).
+#[test]
+fn issue_4_memory_limit_peak_and_oom_kill_are_reported() {
+    let sandbox = sandbox();
+    if matches!(
+        sandbox.cgroup_layout(),
+        rlvr_sandbox::CgroupLayout::Unavailable { .. }
+    ) {
+        return;
+    }
+    let limits = Limits {
+        memory_bytes: 96 << 20,
+        ..Limits::default()
+    };
+    for _ in 0..2 {
+        let mut small = RunRequest::python("b = bytearray(40 << 20)\nprint(len(b))");
+        small.limits = limits;
+        let outcome = sandbox.run(&small).expect("run");
+        assert_eq!(outcome.verdict, Verdict::Ok, "{outcome:?}");
+        assert!(outcome.peak_memory_kib >= 40 << 10, "{outcome:?}");
+        assert!(outcome.peak_memory_kib < 96 << 10, "{outcome:?}");
+
+        let mut large = RunRequest::python("b = bytearray(400 << 20)\nprint(len(b))");
+        large.limits = limits;
+        let outcome = sandbox.run(&large).expect("run");
+        assert_eq!(outcome.verdict, Verdict::MemoryLimit, "{outcome:?}");
+        assert_eq!(outcome.signal, Some(9), "{outcome:?}");
+    }
+}
