@@ -119,7 +119,7 @@ const NAMES: &[&str] = &[
     "Chef",
     "Takahashi",
     "Aoki",
-    "Zoë",
+    "Zoe",
     "Nastya",
     "Timur",
     "Luntik",
@@ -262,6 +262,12 @@ fn at_most(unicode_math: bool) -> &'static str {
     if unicode_math { "≤" } else { "\\le" }
 }
 
+/// Prompts with Unicode math also use the em dash; the others stay ASCII except for rare
+/// notes, names and emoji, so both kinds of prompt are common.
+fn dash(unicode_math: bool) -> &'static str {
+    if unicode_math { "—" } else { "-" }
+}
+
 fn power_of_ten(random: &mut Random, unicode_math: bool) -> String {
     let exponent = random.random_range(3..19);
     match (random.random_bool(0.3), unicode_math) {
@@ -273,6 +279,7 @@ fn power_of_ten(random: &mut Random, unicode_math: bool) -> String {
 
 fn sentence(random: &mut Random, unicode_math: bool) -> String {
     let le = at_most(unicode_math);
+    let dash = dash(unicode_math);
     match random.random_range(0..14) {
         0 => format!(
             "{} has {} {} of ${}$ elements.",
@@ -309,17 +316,23 @@ fn sentence(random: &mut Random, unicode_math: bool) -> String {
         8 => "Each cell of the grid is either empty (denoted by '.') or blocked (denoted by '#')."
             .to_string(),
         9 => format!(
-            "The distance between cells is |x₁ − x₂| + |y₁ − y₂|, and {} moves at most {} cells per second.",
+            "The distance between cells is {}, and {} moves at most {} cells per second.",
+            if unicode_math {
+                "|x₁ − x₂| + |y₁ − y₂|"
+            } else {
+                "|x1 - x2| + |y1 - y2|"
+            },
             pick(random, NAMES),
             random.random_range(1..9)
         ),
-        10 => format!(
+        10 if unicode_math => format!(
             "{} {}",
             pick(random, &["Note:", "Remark —"]),
             pick(random, CJK_NOTES)
         ),
+        10 => "Note: the input is large, so use fast input and output.".to_string(),
         11 => format!(
-            "A {} is called good if no two adjacent elements are equal — for example, [{}, {}, {}] is good.",
+            "A {} is called good if no two adjacent elements are equal {dash} for example, [{}, {}, {}] is good.",
             pick(random, OBJECTS),
             random.random_range(1..9),
             random.random_range(10..19),
@@ -343,6 +356,7 @@ fn sentence(random: &mut Random, unicode_math: bool) -> String {
 
 fn input_output_frame(random: &mut Random, unicode_math: bool) -> (String, String) {
     let le = at_most(unicode_math);
+    let dash = dash(unicode_math);
     let style = random.random_range(0..10);
     let (prefix, suffix) = match style {
         0..=2 => (EXPERT_PREFIX, EXPERT_SUFFIX),
@@ -362,7 +376,7 @@ fn input_output_frame(random: &mut Random, unicode_math: bool) -> (String, Strin
     let limit = power_of_ten(random, unicode_math);
     let tail = if random.random_bool(0.6) {
         format!(
-            "\n\n-----Input-----\n\nThe first line contains a single integer $n$ ($1 {le} n {le} {limit}$) — the size of the {object}.\n\nThe second line contains $n$ integers $a_1, a_2, \\ldots, a_n$.\n\n-----Output-----\n\nPrint one integer — the answer.\n\n-----Examples-----\nInput\n{count}\n{values}\n\nOutput\n{answer}\n{suffix}",
+            "\n\n-----Input-----\n\nThe first line contains a single integer $n$ ($1 {le} n {le} {limit}$) {dash} the size of the {object}.\n\nThe second line contains $n$ integers $a_1, a_2, \\ldots, a_n$.\n\n-----Output-----\n\nPrint one integer {dash} the answer.\n\n-----Examples-----\nInput\n{count}\n{values}\n\nOutput\n{answer}\n{suffix}",
             object = pick(random, OBJECTS),
             values = values.join(" "),
         )
