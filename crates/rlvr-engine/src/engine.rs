@@ -176,10 +176,10 @@ fn work(
     cancelled: &AtomicBool,
     statistics: &EngineStatistics,
 ) {
-    let executor = Executor::new(sandbox, cancelled);
+    let mut executor = Executor::new(sandbox, cancelled);
     for Task { job, reply } in receiver.iter() {
         statistics.queued.fetch_sub(1, Ordering::Relaxed);
-        let result = score(&executor, &job);
+        let result = score(&mut executor, &job);
         if let Some(tests) = &result.tests {
             for test in tests {
                 if test.verdict != Verdict::Skipped {
@@ -198,7 +198,7 @@ fn work(
 }
 
 /// Plans and executes one job.
-fn score(executor: &Executor<'_>, job: &Job) -> JobResult {
+fn score(executor: &mut Executor<'_>, job: &Job) -> JobResult {
     match plan(&job.profile, &job.response, &job.suite, &job.options) {
         Plan::Finished(result) => result,
         Plan::Execute(execution) => {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rlvr_runner::{Harness, Outcome, Runner, RunnerError, TestLimits, TestReport};
-use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec};
+use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec, WORK_DIRECTORY};
 use rlvr_verify::{
     ExecutionPlan, ExecutionResult, JobRun, Profile, StageCondition, TestProgram, TestRun, Verdict,
     judge_test,
@@ -36,26 +36,64 @@ struct Session {
     out_of_memory_kills: u64,
 }
 
-/// Executes plans through one sandbox. One executor per worker thread.
+/// What a runner was started for; a runner serves the next job only if it needs the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SessionKey {
+    harness: Option<Harness>,
+    preload: Vec<&'static str>,
+    memory_bytes: Option<u64>,
+}
+
+impl SessionKey {
+    fn of(profile: &Profile, plan: &ExecutionPlan) -> Self {
+        Self {
+            harness: harness(profile),
+            preload: plan.required_modules.clone(),
+            memory_bytes: plan.limits.memory_bytes,
+        }
+    }
+}
+
+/// Executes plans through one sandbox. One executor per worker thread; it keeps its runner
+/// from job to job (importing pandas once, not once per job) as long as the runner can vouch
+/// that nothing a job did reaches the next one (see `reset` in runner.py), and starts a new
+/// sandbox otherwise.
 pub(crate) struct Executor<'a> {
     sandbox: &'a Sandbox,
     cancelled: &'a AtomicBool,
+    kept: Option<(SessionKey, Session)>,
 }
 
 impl<'a> Executor<'a> {
     pub(crate) fn new(sandbox: &'a Sandbox, cancelled: &'a AtomicBool) -> Self {
-        Self { sandbox, cancelled }
+        Self {
+            sandbox,
+            cancelled,
+            kept: None,
+        }
+    }
+
+    /// A clean runner left by the previous job, if it fits this one.
+    fn reusable_session(&mut self, key: &SessionKey) -> Option<Session> {
+        let (kept_key, mut session) = self.kept.take()?;
+        if &kept_key == key && session.runner.reset(WORK_DIRECTORY).unwrap_or(false) {
+            return Some(session);
+        }
+        session.finish();
+        None
     }
 
     /// Runs every stage the plan needs and returns the verdicts.
-    pub(crate) fn execute(&self, profile: &Profile, plan: &ExecutionPlan) -> JobRun {
+    pub(crate) fn execute(&mut self, profile: &Profile, plan: &ExecutionPlan) -> JobRun {
         let started = Instant::now();
         let job_deadline = started + plan.limits.job_deadline;
+        let key = SessionKey::of(profile, plan);
+        let session = self.reusable_session(&key);
         let mut job = JobExecution {
-            executor: self,
+            sandbox: self.sandbox,
             plan,
             profile,
-            session: None,
+            session,
             restarts: 0,
         };
         let mut run = JobRun::default();
@@ -108,23 +146,37 @@ impl<'a> Executor<'a> {
             }
             run.stages.push(runs);
         }
-        if let Some(session) = job.session.take() {
-            session.finish();
-        }
+        self.kept = job.session.take().map(|session| (key, session));
         run
     }
 }
 
+impl Drop for Executor<'_> {
+    fn drop(&mut self) {
+        if let Some((_, session)) = self.kept.take() {
+            session.finish();
+        }
+    }
+}
+
+fn harness(profile: &Profile) -> Option<Harness> {
+    match profile.runner {
+        rlvr_verify::Runner::FreshProcess => None,
+        rlvr_verify::Runner::PrimeHarness => Some(Harness::Prime),
+        rlvr_verify::Runner::LiveCodeBenchHarness => Some(Harness::LiveCodeBench),
+    }
+}
+
 /// One job in progress: its plan and its runner session.
-struct JobExecution<'e, 'a> {
-    executor: &'e Executor<'a>,
+struct JobExecution<'e> {
+    sandbox: &'e Sandbox,
     plan: &'e ExecutionPlan,
     profile: &'e Profile,
     session: Option<Session>,
     restarts: usize,
 }
 
-impl JobExecution<'_, '_> {
+impl JobExecution<'_> {
     fn run_test(&mut self, program: &TestProgram, time_limit: Duration) -> ExecutionResult {
         loop {
             let session = match self.session.as_mut() {
@@ -191,7 +243,6 @@ impl JobExecution<'_, '_> {
         request.limits.pids = 256;
         request.stderr = StdioSpec::Null;
         let mut process = self
-            .executor
             .sandbox
             .spawn(request)
             .map_err(|error| error.to_string())?;
@@ -218,16 +269,11 @@ impl Session {
         time_limit: Duration,
     ) -> Result<ExecutionResult, RunnerError> {
         if self.loaded.as_deref() != Some(program.source.as_str()) {
-            let harness = match profile.runner {
-                rlvr_verify::Runner::FreshProcess => None,
-                rlvr_verify::Runner::PrimeHarness => Some(Harness::Prime),
-                rlvr_verify::Runner::LiveCodeBenchHarness => Some(Harness::LiveCodeBench),
-            };
             let report = self.runner.load(
                 &[program.source.as_str()],
                 "solution.py",
                 &plan.required_modules,
-                harness,
+                harness(profile),
             )?;
             if !report.ok {
                 return Ok(sandbox_error(format!(

@@ -41,6 +41,11 @@ pub fn parse_job_line(line: &str) -> Result<JobLine, JobLineError> {
         id: Value::Null,
         reason: format!("not valid JSON: {error}"),
     })?;
+    parse_job_value(value)
+}
+
+/// Parses one job already decoded from JSON (an element of `rlvr serve`'s `jobs` list).
+pub fn parse_job_value(value: Value) -> Result<JobLine, JobLineError> {
     let Value::Object(mut object) = value else {
         return Err(JobLineError {
             id: Value::Null,

@@ -6,7 +6,9 @@ mod engine;
 mod executor;
 mod in_order;
 mod job_line;
+mod result_line;
 
 pub use engine::{Engine, EngineConfig, EngineStatistics, Job, QueueFull, Reply};
 pub use in_order::InOrder;
-pub use job_line::{JobLine, JobLineError, JobTests, parse_job_line};
+pub use job_line::{JobLine, JobLineError, JobTests, parse_job_line, parse_job_value};
+pub use result_line::result_line;

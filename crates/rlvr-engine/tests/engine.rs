@@ -80,3 +80,37 @@ fn right_wrong_and_crashing_answers_score_as_the_profile_says() {
     assert_eq!(scores[5], Some(-0.5));
     engine.shutdown();
 }
+
+#[test]
+fn nothing_a_job_leaves_behind_reaches_the_next_job_on_the_same_runner() {
+    let sandbox = Sandbox::new(SandboxConfig::default()).unwrap();
+    // One worker: both jobs run on the same kept runner.
+    let engine = Engine::start(
+        sandbox,
+        EngineConfig {
+            workers: 1,
+            queue_capacity: 4,
+        },
+    );
+    let leave_traces = "import os, subprocess, sys\nopen('/tmp/left-by-job-one', 'w').write('secret')\n\
+        subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n\
+        a, b = map(int, input().split())\nprint(a + b)";
+    let look_for_traces = "import os\na, b = map(int, input().split())\n\
+        others = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]\n\
+        print(a + b if not os.path.exists('/tmp/left-by-job-one') and not others else 'traces')";
+    let results = score_all(
+        &engine,
+        vec![
+            job(ProfileName::Judge, &fenced(leave_traces), sum_tests()),
+            job(ProfileName::Judge, &fenced(look_for_traces), sum_tests()),
+        ],
+    );
+    assert_eq!(results[0].score, Some(1.0), "{:?}", results[0]);
+    assert_eq!(
+        results[1].score,
+        Some(1.0),
+        "job two saw job one's file or process: {:?}",
+        results[1]
+    );
+    engine.shutdown();
+}

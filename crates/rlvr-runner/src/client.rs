@@ -99,6 +99,19 @@ impl Runner {
         Ok(report)
     }
 
+    /// Prepares the runner for another job: kills every process it left, empties
+    /// `work_directory`; `Ok(false)` when it cannot vouch that no state carries over (the
+    /// caller must then start a new sandbox).
+    pub fn reset(&mut self, work_directory: &str) -> Result<bool, RunnerError> {
+        let deadline = Instant::now() + REPORT_GRACE;
+        let request = serde_json::json!({"op": "reset", "work_directory": work_directory});
+        self.send(&encode(&request, &[]), deadline)?;
+        let header = self.receive_header(deadline)?;
+        let report: serde_json::Value = serde_json::from_slice(&header)
+            .map_err(|error| RunnerError::Protocol(error.to_string()))?;
+        Ok(report.get("ok") == Some(&serde_json::Value::Bool(true)))
+    }
+
     /// Asks the runner to exit; the sandbox then reaps it.
     pub fn exit(mut self) -> Result<(), RunnerError> {
         let deadline = Instant::now() + REPORT_GRACE;

@@ -470,7 +470,68 @@ def load(state, header, sources):
     return {"ok": not failed, "preload_errors": failed, "compile_error": state["compile_error"]}
 
 
+def make_undumpable():
+    """Test children run with the runner's uid: without this they could open `/proc/1/mem` and
+    rewrite the runner. Non-dumpable processes' /proc files belong to root; forked children
+    inherit the flag, so they cannot touch each other either."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_DUMPABLE = 4
+        if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+            return False
+        return True
+    except Exception:
+        return False
+
+
+def leftover_ipc_objects():
+    """SysV IPC objects live in the sandbox's IPC namespace after their creator died."""
+    found = []
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as handle:
+                if len(handle.read().splitlines()) > 1:
+                    found.append(kind)
+        except OSError:
+            pass
+    return found
+
+
+def reset(header):
+    """Between jobs: nothing a test did may reach the next job. Kill and reap every process,
+    empty the work directory, and refuse (the caller then starts a new sandbox) when anything
+    else might carry state."""
+    import shutil
+
+    if os.getpid() == 1:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    reap_all()
+    problems = []
+    work = header.get("work_directory")
+    if work:
+        try:
+            for entry in os.scandir(work):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+        except OSError as error:
+            problems.append(f"cannot empty {work}: {error}")
+    leftovers = leftover_ipc_objects()
+    if leftovers:
+        problems.append("SysV IPC objects left: " + ", ".join(leftovers))
+    if os.getpid() != 1:
+        problems.append("the runner is not its PID namespace's init, so it cannot vouch for the process table")
+    return {"ok": not problems, "problems": problems}
+
+
 def main():
+    undumpable = make_undumpable()
     os.dup2(0, REQUEST_FD)
     os.dup2(1, RESPONSE_FD)
     null = os.open(os.devnull, os.O_RDWR)
@@ -494,6 +555,12 @@ def main():
             extra = read_exact(REQUEST_FD, header["extra"]).decode("utf-8", "surrogatepass") if header.get("has_extra") else None
             result, stdout, stderr = run_test(state, header, stdin, extra)
             write_frame(result, stdout, stderr)
+        elif operation == "reset":
+            report = reset(header)
+            if not undumpable:
+                report["ok"] = False
+                report["problems"].append("the runner could not make itself non-dumpable")
+            write_frame(report)
         elif operation == "exit":
             return
         else:
