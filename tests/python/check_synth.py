@@ -14,6 +14,7 @@ import math
 import statistics
 import sys
 
+RELEASED_METADATA_ORDER = ["data_type", "data_source", "ability", "style", "hash", "ground_truth"]
 CONSTANTS = {"data_type": "code", "data_source": "coder1_longcot", "ability": "code", "style": "rule"}
 
 
@@ -38,7 +39,7 @@ def main():
         skip = {int(row) for row in listed.split(",") if row}
     prompts, hashes, prompt_chars, pairs, asserts = [], set(), [], [], []
     mixed_rows, list_values, label_equal, constants_ok, ascii_escaped_rows = [], 0, 0, True, 0
-    io_records = functional_records = 0
+    io_records = functional_records = other_key_order = 0
     problems = []
     with open(path, "rb") as handle:
         for row, raw in enumerate(handle):
@@ -48,10 +49,12 @@ def main():
             if "\\u" in text:
                 ascii_escaped_rows += 1
             record = json.loads(text)
-            if list(record) != ["prompt", "label", "metadata"]:
-                problems.append(f"row {row}: top-level keys {list(record)}")
             metadata = record["metadata"]
-            if list(metadata) != ["data_type", "data_source", "ability", "style", "hash", "ground_truth"]:
+            if sorted(record) != ["label", "metadata", "prompt"]:
+                problems.append(f"row {row}: top-level keys {list(record)}")
+            elif list(record) != ["prompt", "label", "metadata"] or list(metadata) != RELEASED_METADATA_ORDER:
+                other_key_order += 1
+            if sorted(metadata) != sorted(RELEASED_METADATA_ORDER):
                 problems.append(f"row {row}: metadata keys {list(metadata)}")
             if any(metadata[key] != value for key, value in CONSTANTS.items()):
                 constants_ok = False
@@ -98,7 +101,8 @@ def main():
         "list_values_total": list_values,
         "label_equals_ground_truth": label_equal,
         "routing_constants_ok": constants_ok,
-        "prompt_bytes_differ_from_chars": sum(len(p.encode("utf-8")) != len(p) for p in prompts),
+        "prompt_bytes_differ_from_chars": sum(len(p.encode("utf-8", "surrogatepass")) != len(p) for p in prompts),
+        "rows_with_other_key_order": other_key_order,
         "rows_with_unicode_escapes": ascii_escaped_rows,
         "problems": problems[:20],
     }

@@ -208,6 +208,41 @@ fn python_json_reads_the_file_with_the_figures_synth_reports() {
     }
     assert_eq!(figures["label_equals_ground_truth"], 400);
     assert_eq!(figures["routing_constants_ok"], true);
+    assert_eq!(figures["rows_with_other_key_order"], 0);
+
+    // Python's json accepts the injected quirks (lone surrogate, CRLF, `\/`, key order).
+    let faulty = context.path("faulty.jsonl");
+    let output = context.synth(
+        &faulty,
+        &["--rows", "40", "--seed", "1", "--inject-faults", "--json"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let summary: Value = serde_json::from_slice(&output.stdout).expect("--json prints JSON");
+    let injected = summary["injected"].as_array().expect("injected");
+    let rejected_rows: Vec<String> = injected
+        .iter()
+        .filter(|entry| entry["expect"] == "rejected")
+        .map(|entry| entry["row"].to_string())
+        .collect();
+    let checked = Command::new(&python)
+        .arg(&script)
+        .arg(&faulty)
+        .args(["--skip-rows", &rejected_rows.join(",")])
+        .output()
+        .expect("python runs");
+    assert_eq!(
+        checked.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        stderr(&checked)
+    );
+    let figures: Value = serde_json::from_slice(&checked.stdout).expect("script prints JSON");
+    assert_eq!(
+        figures["examples"],
+        40 + injected.len() - rejected_rows.len()
+    );
+    assert_eq!(figures["rows_with_other_key_order"], 1);
 }
 
 #[test]
