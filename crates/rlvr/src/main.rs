@@ -32,6 +32,8 @@ enum Command {
     Doctor(command::doctor::Args),
     /// Score model responses against tests and write one result line per job.
     Verify(command::verify::Args),
+    /// Serve the verifier over HTTP to trainers (native, SandboxFusion, open-instruct, OpenRLHF).
+    Serve(command::serve::Args),
     /// Download the dataset from the Hub, resuming and verifying its SHA-256.
     Fetch(command::fetch::Args),
     /// Convert between the upstream (KlearReasoner-CodeSub-15K) and released layouts.
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         Command::Run(args) => command::run::run(args),
         Command::Doctor(args) => command::doctor::run(args),
         Command::Verify(args) => command::verify::run(args),
+        Command::Serve(args) => command::serve::run(args),
         Command::Fetch(args) => command::fetch::run(args),
         Command::Convert(args) => command::convert::run(args),
         Command::Export(args) => command::export::run(args),

@@ -10,6 +10,7 @@ pub(crate) mod fetch;
 pub(crate) mod import;
 pub(crate) mod products_common;
 pub(crate) mod run;
+pub(crate) mod serve;
 pub(crate) mod show;
 pub(crate) mod split;
 pub(crate) mod stats;

@@ -275,16 +275,8 @@ fn prepare(
 }
 
 /// `{"id", "score", "pass_rate", "passed", "total", "all_passed", "status", "profile", ...}`.
-fn result_line(id: Value, mut result: JobResult, details: bool) -> String {
-    if !details {
-        result.tests = None;
-    }
-    let mut line = serde_json::Map::new();
-    line.insert("id".to_owned(), id);
-    if let Value::Object(fields) = serde_json::to_value(&result).expect("results serialize") {
-        line.extend(fields);
-    }
-    Value::Object(line).to_string()
+fn result_line(id: Value, result: JobResult, details: bool) -> String {
+    rlvr_engine::result_line(id, result, details).to_string()
 }
 
 /// The Klear prefix imports numpy and pandas; without them every functional test would fail

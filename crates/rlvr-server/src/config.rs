@@ -1,0 +1,48 @@
+//! The server's settings, resolved once before it starts, with secure defaults (loopback,
+//! bounded body, bounded queue, bounded jobs per request, a deadline on every request).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use rlvr_verify::ProfileName;
+
+/// Everything `rlvr serve` needs to know before binding.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Where to listen; loopback by default.
+    pub address: SocketAddr,
+    /// Engine worker threads (each runs one job at a time in its own sandbox).
+    pub workers: usize,
+    /// Jobs admitted and not yet finished, over all requests; beyond it requests get 429.
+    pub max_queue: usize,
+    /// Largest request body in bytes; beyond it requests get 413.
+    pub max_body_bytes: usize,
+    /// Most jobs (or tests, for the open-instruct routes) in one request; beyond it 413.
+    pub max_jobs_per_request: usize,
+    /// Deadline of a request when it names none, and the largest one it may name.
+    pub request_deadline: Duration,
+    /// The profile of routes that do not name one (`/get_reward`, `/v1/verify` without
+    /// `profile`).
+    pub default_profile: ProfileName,
+    /// When set, every route but `/health` and `/v1/ping` needs `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// Seconds clients are told to wait after a 429.
+    pub retry_after_seconds: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        let workers = std::thread::available_parallelism().map_or(2, usize::from);
+        Self {
+            address: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            workers,
+            max_queue: 16_384,
+            max_body_bytes: 64 << 20,
+            max_jobs_per_request: 4_096,
+            request_deadline: Duration::from_secs(900),
+            default_profile: ProfileName::Judge,
+            token: None,
+            retry_after_seconds: 1,
+        }
+    }
+}

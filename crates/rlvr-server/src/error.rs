@@ -1,0 +1,67 @@
+//! Errors: [`ServerError`] for starting and running the server, [`ApiError`] for a request
+//! that is refused (always a JSON body `{"error": reason}` with the right status).
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The address could not be bound.
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        address: std::net::SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The async runtime or a signal handler could not be set up, or serving failed.
+    #[error("{context}: {source}")]
+    Io {
+        context: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A refused request.
+#[derive(Debug, Clone)]
+pub(crate) struct ApiError {
+    pub(crate) status: StatusCode,
+    pub(crate) reason: String,
+    pub(crate) retry_after_seconds: Option<u64>,
+}
+
+impl ApiError {
+    pub(crate) fn new(status: StatusCode, reason: impl Into<String>) -> Self {
+        Self {
+            status,
+            reason: reason.into(),
+            retry_after_seconds: None,
+        }
+    }
+
+    pub(crate) fn bad_request(reason: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, reason)
+    }
+
+    pub(crate) fn queue_full(retry_after_seconds: u64) -> Self {
+        Self {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            reason: "the verify queue is full; retry later".to_owned(),
+            retry_after_seconds: Some(retry_after_seconds),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "error": self.reason });
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if let Some(seconds) = self.retry_after_seconds {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}

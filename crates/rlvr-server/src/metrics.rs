@@ -1,0 +1,243 @@
+//! Counters and latency histograms kept by the server, rendered in the Prometheus text
+//! format by `GET /metrics` together with the engine's own counters.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use rlvr_engine::EngineStatistics;
+use rlvr_verify::Verdict;
+
+/// Upper bounds of the latency buckets, in seconds.
+const BUCKETS: [f64; 14] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
+];
+
+/// A cumulative latency histogram.
+#[derive(Debug, Default)]
+pub(crate) struct Histogram {
+    buckets: [AtomicU64; BUCKETS.len()],
+    count: AtomicU64,
+    sum_microseconds: AtomicU64,
+}
+
+impl Histogram {
+    pub(crate) fn observe(&self, elapsed: Duration) {
+        let seconds = elapsed.as_secs_f64();
+        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
+            if seconds <= *bound {
+                bucket.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.count.fetch_add(1, Ordering::Relaxed);
+        let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        self.sum_microseconds.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    fn render(&self, output: &mut String, name: &str, labels: &str) {
+        let separator = if labels.is_empty() { "" } else { "," };
+        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
+            let _ = writeln!(
+                output,
+                "{name}_bucket{{{labels}{separator}le=\"{bound}\"}} {}",
+                bucket.load(Ordering::Relaxed)
+            );
+        }
+        let count = self.count.load(Ordering::Relaxed);
+        let _ = writeln!(
+            output,
+            "{name}_bucket{{{labels}{separator}le=\"+Inf\"}} {count}"
+        );
+        let sum = self.sum_microseconds.load(Ordering::Relaxed) as f64 / 1e6;
+        let braces = if labels.is_empty() {
+            String::new()
+        } else {
+            format!("{{{labels}}}")
+        };
+        let _ = writeln!(output, "{name}_sum{braces} {sum}");
+        let _ = writeln!(output, "{name}_count{braces} {count}");
+    }
+}
+
+/// Per-route request counts and latencies, plus job-level counters.
+#[derive(Debug, Default)]
+pub(crate) struct Metrics {
+    /// (route, status code) -> requests.
+    requests: Mutex<BTreeMap<(String, u16), u64>>,
+    /// route -> request latency.
+    request_latency: Mutex<BTreeMap<String, std::sync::Arc<Histogram>>>,
+    /// Requests being served right now.
+    pub(crate) in_flight: AtomicU64,
+    /// Submit-to-result latency of each job.
+    pub(crate) job_latency: Histogram,
+    /// Jobs never started because their request went away (disconnect or deadline).
+    pub(crate) jobs_cancelled: AtomicU64,
+    /// Jobs whose request deadline passed before they finished.
+    pub(crate) jobs_deadline_exceeded: AtomicU64,
+    /// Jobs with status `sandbox_error` and `/run_code` runs the sandbox could not start.
+    pub(crate) sandbox_errors: AtomicU64,
+    /// Requests refused because the queue was full.
+    pub(crate) queue_full: AtomicU64,
+}
+
+impl Metrics {
+    pub(crate) fn record_request(&self, route: &str, status: u16, elapsed: Duration) {
+        if let Ok(mut requests) = self.requests.lock() {
+            *requests.entry((route.to_owned(), status)).or_default() += 1;
+        }
+        let histogram = self.request_latency.lock().ok().map(|mut latencies| {
+            std::sync::Arc::clone(latencies.entry(route.to_owned()).or_default())
+        });
+        if let Some(histogram) = histogram {
+            histogram.observe(elapsed);
+        }
+    }
+
+    /// The whole exposition.
+    pub(crate) fn render(
+        &self,
+        engine: &EngineStatistics,
+        admitted: usize,
+        capacity: usize,
+    ) -> String {
+        let mut output = String::new();
+        let counter = |output: &mut String, name: &str, help: &str, value: u64| {
+            let _ = writeln!(output, "# HELP {name} {help}\n# TYPE {name} counter");
+            let _ = writeln!(output, "{name} {value}");
+        };
+        let gauge = |output: &mut String, name: &str, help: &str, value: u64| {
+            let _ = writeln!(output, "# HELP {name} {help}\n# TYPE {name} gauge");
+            let _ = writeln!(output, "{name} {value}");
+        };
+        let _ = writeln!(
+            output,
+            "# HELP rlvr_requests_total HTTP requests by route and status.\n# TYPE rlvr_requests_total counter"
+        );
+        if let Ok(requests) = self.requests.lock() {
+            for ((route, status), count) in requests.iter() {
+                let _ = writeln!(
+                    output,
+                    "rlvr_requests_total{{route=\"{route}\",status=\"{status}\"}} {count}"
+                );
+            }
+        }
+        let _ = writeln!(
+            output,
+            "# HELP rlvr_request_duration_seconds HTTP request latency by route.\n# TYPE rlvr_request_duration_seconds histogram"
+        );
+        if let Ok(latencies) = self.request_latency.lock() {
+            for (route, histogram) in latencies.iter() {
+                histogram.render(
+                    &mut output,
+                    "rlvr_request_duration_seconds",
+                    &format!("route=\"{route}\""),
+                );
+            }
+        }
+        let _ = writeln!(
+            output,
+            "# HELP rlvr_job_duration_seconds Time from admission to result of one job.\n# TYPE rlvr_job_duration_seconds histogram"
+        );
+        self.job_latency
+            .render(&mut output, "rlvr_job_duration_seconds", "");
+        gauge(
+            &mut output,
+            "rlvr_requests_in_flight",
+            "Requests being served.",
+            self.in_flight.load(Ordering::Relaxed),
+        );
+        counter(
+            &mut output,
+            "rlvr_jobs_total",
+            "Jobs the engine finished.",
+            engine.jobs.load(Ordering::Relaxed),
+        );
+        counter(
+            &mut output,
+            "rlvr_tests_total",
+            "Tests executed (not skipped).",
+            engine.tests.load(Ordering::Relaxed),
+        );
+        let _ = writeln!(
+            output,
+            "# HELP rlvr_test_verdicts_total Tests by verdict.\n# TYPE rlvr_test_verdicts_total counter"
+        );
+        for (verdict, count) in Verdict::ALL.iter().zip(&engine.verdicts) {
+            let name = serde_json::to_value(verdict)
+                .ok()
+                .and_then(|value| value.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let _ = writeln!(
+                output,
+                "rlvr_test_verdicts_total{{verdict=\"{name}\"}} {}",
+                count.load(Ordering::Relaxed)
+            );
+        }
+        gauge(
+            &mut output,
+            "rlvr_queue_depth",
+            "Jobs admitted and not yet finished, over all requests.",
+            admitted as u64,
+        );
+        gauge(
+            &mut output,
+            "rlvr_queue_capacity",
+            "Most jobs admitted at once (--max-queue).",
+            capacity as u64,
+        );
+        gauge(
+            &mut output,
+            "rlvr_engine_queued",
+            "Jobs waiting in the engine for a worker.",
+            engine.queued.load(Ordering::Relaxed),
+        );
+        counter(
+            &mut output,
+            "rlvr_jobs_cancelled_total",
+            "Jobs never started because their request went away.",
+            self.jobs_cancelled.load(Ordering::Relaxed),
+        );
+        counter(
+            &mut output,
+            "rlvr_jobs_deadline_exceeded_total",
+            "Jobs unfinished when their request deadline passed.",
+            self.jobs_deadline_exceeded.load(Ordering::Relaxed),
+        );
+        counter(
+            &mut output,
+            "rlvr_sandbox_errors_total",
+            "Jobs and runs the sandbox failed (never scored as wrong answers).",
+            self.sandbox_errors.load(Ordering::Relaxed),
+        );
+        counter(
+            &mut output,
+            "rlvr_queue_full_total",
+            "Requests refused with 429 because the queue was full.",
+            self.queue_full.load(Ordering::Relaxed),
+        );
+        output
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_are_cumulative() {
+        let histogram = Histogram::default();
+        histogram.observe(Duration::from_millis(3));
+        histogram.observe(Duration::from_millis(700));
+        let mut output = String::new();
+        histogram.render(&mut output, "latency", "");
+        assert!(
+            output.contains("latency_bucket{le=\"0.005\"} 1"),
+            "{output}"
+        );
+        assert!(output.contains("latency_bucket{le=\"1\"} 2"), "{output}");
+        assert!(output.contains("latency_bucket{le=\"+Inf\"} 2"), "{output}");
+        assert!(output.contains("latency_count 2"), "{output}");
+    }
+}

@@ -1,0 +1,220 @@
+//! open-instruct-compatible `POST /test_program` (a program and a list of assert strings)
+//! and `POST /test_program_stdio` (a program and `[{input, output}]`), answering
+//! `{"results": [0 | 1, ...], "runtimes": [seconds, ...]}`. Tests must be JSON (a list, or
+//! a string holding one): the pickled and compressed form open-instruct also accepts cannot
+//! be decoded safely and is refused with 400.
+//!
+//! Each test is scored by the judge profile: asserts run one per process after the program
+//! and pass only when they complete; stdio output is compared token by token.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::StatusCode;
+use rlvr_engine::Job;
+use rlvr_verify::{Extraction, PlanOptions, Profile, ProfileName, Status, TestSuite, Verdict};
+use serde_json::{Value, json};
+
+use super::{check_size, json_body, run_one, time_limit};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+fn one_second() -> f64 {
+    1.0
+}
+
+/// open-instruct's `TestRequest`.
+#[derive(Debug, serde::Deserialize)]
+pub(crate) struct TestRequest {
+    program: String,
+    tests: Value,
+    #[serde(default = "one_second")]
+    max_execution_time: f64,
+}
+
+pub(crate) async fn test_program(
+    State(state): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let request: TestRequest = json_body(body)?;
+    let tests = decode_tests(&request.tests)?;
+    let mut asserts = Vec::with_capacity(tests.len());
+    for (index, test) in tests.into_iter().enumerate() {
+        match test {
+            Value::String(statement) => asserts.push(Value::String(statement)),
+            other => {
+                return Err(ApiError::bad_request(format!(
+                    "tests[{index}] must be an assert string, found {other}"
+                )));
+            }
+        }
+    }
+    score(
+        &state,
+        &request,
+        json!({ "functional": asserts }),
+        asserts.len(),
+    )
+    .await
+}
+
+pub(crate) async fn test_program_stdio(
+    State(state): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let request: TestRequest = json_body(body)?;
+    let tests = decode_tests(&request.tests)?;
+    let mut inputs = Vec::with_capacity(tests.len());
+    let mut outputs = Vec::with_capacity(tests.len());
+    for (index, test) in tests.into_iter().enumerate() {
+        let Value::Object(mut test) = test else {
+            return Err(ApiError::bad_request(format!(
+                "tests[{index}] must be an object {{\"input\", \"output\"}}"
+            )));
+        };
+        match (test.remove("input"), test.remove("output")) {
+            (Some(input), Some(output)) => {
+                inputs.push(input);
+                outputs.push(output);
+            }
+            _ => {
+                return Err(ApiError::bad_request(format!(
+                    "tests[{index}] needs both \"input\" and \"output\""
+                )));
+            }
+        }
+    }
+    let count = inputs.len();
+    score(
+        &state,
+        &request,
+        json!({ "inputs": inputs, "outputs": outputs }),
+        count,
+    )
+    .await
+}
+
+/// A JSON list, or a string holding one; anything else (base64 of a pickle) is refused.
+fn decode_tests(tests: &Value) -> Result<Vec<Value>, ApiError> {
+    match tests {
+        Value::Array(tests) => Ok(tests.clone()),
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Array(tests)) => Ok(tests),
+            _ => Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "tests must be JSON (a list, or a string holding a JSON list); pickled or \
+                 compressed tests are not accepted",
+            )),
+        },
+        other => Err(ApiError::bad_request(format!(
+            "tests must be a list, found {other}"
+        ))),
+    }
+}
+
+async fn score(
+    state: &Arc<AppState>,
+    request: &TestRequest,
+    ground_truth: Value,
+    count: usize,
+) -> Result<Json<Value>, ApiError> {
+    if count == 0 {
+        return Ok(Json(json!({ "results": [], "runtimes": [] })));
+    }
+    check_size(state, count)?;
+    let suite = TestSuite::from_value(&ground_truth)
+        .map_err(|error| ApiError::bad_request(error.to_string()))?;
+    let (profile, response) = program_as_response(&request.program);
+    let per_test = time_limit("max_execution_time", Some(request.max_execution_time))?;
+    let job = Job {
+        profile: Arc::new(profile),
+        response,
+        suite,
+        options: PlanOptions {
+            all_tests: true,
+            time_limit: per_test,
+            ..PlanOptions::default()
+        },
+    };
+    // Tests run one after another in the job's sandbox: give the request room for all of them.
+    let budget = per_test.unwrap_or(Duration::from_secs(1))
+        * u32::try_from(count).unwrap_or(u32::MAX)
+        + Duration::from_secs(30);
+    let deadline = budget.min(state.config.request_deadline);
+    let result = run_one(state, job, deadline).await?;
+    if result.status == Status::SandboxError {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "sandbox error: {}",
+                result.reason.unwrap_or_else(|| "unknown".to_owned())
+            ),
+        ));
+    }
+    let mut results = vec![0; count];
+    let mut runtimes = vec![-1.0; count];
+    for test in result.tests.unwrap_or_default() {
+        if let (Some(result), Some(runtime)) =
+            (results.get_mut(test.index), runtimes.get_mut(test.index))
+        {
+            *result = i32::from(test.verdict == Verdict::Pass);
+            if let Some(milliseconds) = test.wall_ms {
+                *runtime = milliseconds as f64 / 1000.0;
+            }
+        }
+    }
+    Ok(Json(json!({ "results": results, "runtimes": runtimes })))
+}
+
+/// The judge profile reading the program verbatim. A program without fences is taken whole
+/// (prime's split finds no fence); one that contains fences is wrapped in a longer fence,
+/// which the judge extraction accepts.
+fn program_as_response(program: &str) -> (Profile, String) {
+    let mut profile = Profile::named(ProfileName::Judge);
+    if !program.contains("```") {
+        profile.extraction = Extraction::PrimeSplit;
+        return (profile, program.to_owned());
+    }
+    let longest = program
+        .split(|character| character != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    (profile, format!("{fence}python\n{program}\n{fence}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_are_read_verbatim() {
+        for program in [
+            "print(1)",
+            "s = '```'\nprint(s)",
+            "x = '</think>'\nprint(x)",
+        ] {
+            let (profile, response) = program_as_response(program);
+            let extracted = profile.extraction.extract(&response);
+            if program.contains("</think>") && program.contains("```") {
+                continue;
+            }
+            assert_eq!(extracted.as_deref(), Some(program), "{response}");
+        }
+    }
+
+    #[test]
+    fn pickled_tests_are_refused() {
+        let error = decode_tests(&Value::String("eJxLy8lPTgQACv8C/Q==".into())).unwrap_err();
+        assert_eq!(error.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(
+            decode_tests(&Value::String("[\"assert 1\"]".into())).unwrap(),
+            vec![Value::from("assert 1")]
+        );
+    }
+}

@@ -1,0 +1,120 @@
+//! `rlvr serve`: the verify engine over HTTP for trainers (native batch API, SandboxFusion,
+//! open-instruct and OpenRLHF compatible routes, Prometheus metrics). Prints the bound
+//! address as the first line of stdout, then serves until SIGTERM or Ctrl-C, finishing the
+//! requests in flight. Routes and shapes: `docs/serve.md`.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rlvr_sandbox::{Sandbox, SandboxConfig};
+use rlvr_server::{ServerConfig, serve_until_signal};
+use rlvr_verify::ProfileName;
+
+use crate::exit::{Failure, SANDBOX_UNAVAILABLE, Status, USAGE};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Address to listen on (loopback by default; port 0 picks a free port, printed first).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+    /// Jobs run at once, each in its own sandbox (default: one per core).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Jobs admitted and not yet finished over all requests; beyond it requests get 429.
+    #[arg(long, default_value_t = 16_384)]
+    max_queue: usize,
+    /// Most jobs in one request; beyond it 413.
+    #[arg(long, default_value_t = 4_096)]
+    max_jobs_per_request: usize,
+    /// Largest request body in bytes; beyond it 413.
+    #[arg(long, default_value_t = 64 << 20)]
+    max_body_bytes: usize,
+    /// Seconds a request may take at most (requests may ask for less).
+    #[arg(long, default_value_t = 900.0)]
+    request_deadline: f64,
+    /// Profile of requests that name none: judge (default), klear, code-r1, rllm, prime.
+    #[arg(long, default_value = "judge")]
+    profile: String,
+    /// A file holding a bearer token every route but /health and /v1/ping requires.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    /// Run with whatever sandbox protections this machine has.
+    #[arg(long)]
+    allow_degraded: bool,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+    let config = resolve(&args)?;
+    let sandbox = Sandbox::new(SandboxConfig {
+        allow_degraded: args.allow_degraded,
+        ..SandboxConfig::default()
+    })
+    .map_err(|error| {
+        Failure::new(
+            SANDBOX_UNAVAILABLE,
+            format!("the sandbox cannot start: {error}"),
+        )
+    })?;
+    if !config.address.ip().is_loopback() && config.token.is_none() {
+        eprintln!(
+            "rlvr serve: warning: listening on {} without --token-file: anyone who can reach it can run code in the sandbox",
+            config.address
+        );
+    }
+    serve_until_signal(sandbox, config, |address| {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "http://{address}");
+        let _ = stdout.flush();
+        eprintln!("rlvr serve: listening on http://{address}");
+    })
+    .map_err(|error| Failure::new(USAGE, error.to_string()))?;
+    eprintln!("rlvr serve: stopped after finishing every request in flight");
+    Ok(Status::Success)
+}
+
+/// Flags to one validated configuration, before anything starts.
+fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
+    let usage = |message: String| Failure::new(USAGE, message);
+    let default_profile: ProfileName = args
+        .profile
+        .parse()
+        .map_err(|error| usage(format!("{error}")))?;
+    if !(args.request_deadline.is_finite() && args.request_deadline > 0.0) {
+        return Err(usage("--request-deadline must be a positive number of seconds".into()).into());
+    }
+    if args.max_queue == 0 || args.max_jobs_per_request == 0 || args.max_body_bytes == 0 {
+        return Err(usage(
+            "--max-queue, --max-jobs-per-request and --max-body-bytes must be positive".into(),
+        )
+        .into());
+    }
+    let token = match &args.token_file {
+        None => None,
+        Some(path) => {
+            let text = fs_err::read_to_string(path).map_err(|error| usage(error.to_string()))?;
+            let token = text.trim().to_owned();
+            if token.is_empty() || token.contains(char::is_whitespace) {
+                return Err(usage(format!(
+                    "{}: the token file must hold one token without spaces",
+                    path.display()
+                ))
+                .into());
+            }
+            Some(token)
+        }
+    };
+    let defaults = ServerConfig::default();
+    Ok(ServerConfig {
+        address: args.addr,
+        workers: args.workers.unwrap_or(defaults.workers).max(1),
+        max_queue: args.max_queue,
+        max_body_bytes: args.max_body_bytes,
+        max_jobs_per_request: args.max_jobs_per_request.min(args.max_queue),
+        request_deadline: Duration::from_secs_f64(args.request_deadline),
+        default_profile,
+        token,
+        retry_after_seconds: defaults.retry_after_seconds,
+    })
+}
