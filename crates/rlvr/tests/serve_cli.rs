@@ -1,0 +1,614 @@
+//! `rlvr serve` end to end: a real server process on loopback, raw HTTP/1.1 from the test
+//! (so disconnects and oversized bodies are exactly what a client does), the real sandbox.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// A running `rlvr serve`, killed when dropped.
+struct Served {
+    child: Child,
+    address: String,
+}
+
+impl Served {
+    fn start(extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rlvr"))
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("rlvr serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("piped stdout"))
+            .read_line(&mut line)
+            .expect("the bound address is printed first");
+        let address = line
+            .trim()
+            .strip_prefix("http://")
+            .unwrap_or_else(|| panic!("first line is the URL, got {line:?}"))
+            .to_owned();
+        Self { child, address }
+    }
+
+    fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
+        request(&self.address, method, path, headers, body)
+    }
+
+    fn post(&self, path: &str, body: &Value) -> Response {
+        self.request("POST", path, &[], body.to_string().as_bytes())
+    }
+
+    fn metric(&self, name: &str) -> f64 {
+        let text = self.request("GET", "/metrics", &[], b"").body;
+        text.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("metric {name} in {text}"))
+    }
+
+    fn terminate(&mut self) {
+        // SIGTERM to our own child, by its id.
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+    }
+
+    fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let started = Instant::now();
+        while started.elapsed() < limit {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Debug)]
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Response {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|error| panic!("{error}: body {:?}", self.body))
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+fn request(
+    address: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Response {
+    let mut stream = TcpStream::connect(address).expect("connects");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    // A server may answer (413) before reading the whole body: ignore a reset while writing.
+    let _ = stream.write_all(body);
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    parse_response(&raw)
+}
+
+fn parse_response(raw: &[u8]) -> Response {
+    let text = String::from_utf8_lossy(raw);
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("an HTTP response, got {text:?}"));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|code| code.parse().ok())
+        .expect("a status line");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_owned(), value.trim().to_owned()))
+        .collect();
+    let chunked = headers.iter().any(|(name, value)| {
+        name.eq_ignore_ascii_case("transfer-encoding") && value.contains("chunked")
+    });
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Response {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = &rest[size + 2..];
+    }
+    out
+}
+
+fn fenced(code: &str) -> String {
+    format!("```python\n{code}\n```")
+}
+
+fn doubling_job(id: usize, code: &str) -> Value {
+    json!({
+        "id": id,
+        "response": fenced(code),
+        "ground_truth": {"inputs": ["2\n", "5\n"], "outputs": ["4\n", "10\n"]},
+    })
+}
+
+/// A job that holds its worker for about `seconds`.
+fn slow_job(id: usize, seconds: f64) -> Value {
+    doubling_job(
+        id,
+        &format!("import time\ntime.sleep({seconds})\nprint(int(input()) * 2)"),
+    )
+}
+
+#[test]
+fn verify_batch_scores_in_job_order_and_streams_as_jobs_finish() {
+    let served = Served::start(&["--workers", "2"]);
+    let body = json!({
+        "details": true,
+        "jobs": [
+            doubling_job(0, "print(int(input()) * 2)"),
+            {"id": "bad", "response": "x"},
+            doubling_job(2, "print(3)"),
+            doubling_job(3, "raise SystemExit(1)"),
+        ],
+    });
+    let response = served.post("/v1/verify", &body);
+    assert_eq!(response.status, 200, "{}", response.body);
+    let results = response.json()["results"].as_array().unwrap().clone();
+    assert_eq!(results.len(), 4);
+    assert_eq!(results[0]["id"], 0);
+    assert_eq!(results[0]["score"], 1.0);
+    assert_eq!(results[0]["tests"][0]["verdict"], "pass");
+    assert_eq!(results[1]["id"], "bad");
+    assert_eq!(results[1]["status"], "invalid_job");
+    assert!(
+        results[1]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("ground_truth")
+    );
+    assert_eq!(results[2]["score"], 0.0);
+    assert_eq!(results[2]["tests"][0]["verdict"], "wrong_answer");
+    assert_eq!(results[3]["tests"][0]["verdict"], "runtime_error");
+
+    let streamed = served.post("/v1/verify?stream=1", &body);
+    assert_eq!(streamed.status, 200);
+    assert_eq!(
+        streamed.header("content-type"),
+        Some("application/x-ndjson")
+    );
+    let mut ids: Vec<String> = streamed
+        .body
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["id"].to_string())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["\"bad\"", "0", "2", "3"]);
+
+    let klear_binary = served.post(
+        "/v1/verify",
+        &json!({"jobs": [], "profile": "klear", "reward": "binary"}),
+    );
+    assert_eq!(klear_binary.status, 400, "{}", klear_binary.body);
+    let unknown = served.post("/v1/verify", &json!({"jobs": [], "profile": "nope"}));
+    assert_eq!(unknown.status, 400);
+    assert!(
+        unknown.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown profile")
+    );
+}
+
+#[test]
+fn malformed_json_is_400_with_a_reason() {
+    let served = Served::start(&["--workers", "1"]);
+    let response = served.request("POST", "/v1/verify", &[], b"{\"jobs\": [");
+    assert_eq!(response.status, 400);
+    let reason = response.json()["error"].as_str().unwrap().to_owned();
+    assert!(
+        reason.starts_with("malformed JSON: EOF while parsing"),
+        "{reason}"
+    );
+    let wrong_shape = served.request("POST", "/v1/verify", &[], b"{\"jobs\": 3}");
+    assert_eq!(wrong_shape.status, 400);
+    assert!(
+        wrong_shape.json()["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid request:")
+    );
+    for path in [
+        "/run_code",
+        "/test_program",
+        "/test_program_stdio",
+        "/get_reward",
+    ] {
+        let response = served.request("POST", path, &[], b"not json");
+        assert_eq!(response.status, 400, "{path}: {}", response.body);
+        assert!(response.json()["error"].is_string(), "{path}");
+    }
+    let missing = served.request("GET", "/nowhere", &[], b"");
+    assert_eq!(missing.status, 404);
+}
+
+#[test]
+fn oversized_body_is_413_and_too_many_jobs_is_413() {
+    let served = Served::start(&[
+        "--workers",
+        "1",
+        "--max-body-bytes",
+        "4096",
+        "--max-jobs-per-request",
+        "3",
+    ]);
+    let big = json!({"jobs": [doubling_job(0, &"#".repeat(10_000))]});
+    let response = served.post("/v1/verify", &big);
+    assert_eq!(response.status, 413, "{}", response.body);
+    assert!(
+        response.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("larger than")
+    );
+    let many = json!({"jobs": (0..4).map(|id| doubling_job(id, "print(1)")).collect::<Vec<_>>()});
+    let response = served.post("/v1/verify", &many);
+    assert_eq!(response.status, 413, "{}", response.body);
+    assert!(
+        response.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("4 jobs")
+    );
+}
+
+#[test]
+fn full_queue_is_429_with_retry_after() {
+    let served = Served::start(&["--workers", "1", "--max-queue", "2"]);
+    let address = served.address.clone();
+    let busy = std::thread::spawn(move || {
+        let body = json!({"jobs": [slow_job(0, 1.5), slow_job(1, 0.1)]});
+        request(
+            &address,
+            "POST",
+            "/v1/verify",
+            &[],
+            body.to_string().as_bytes(),
+        )
+    });
+    let started = Instant::now();
+    while served.metric("rlvr_queue_depth") < 2.0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the first request was admitted"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let refused = served.post(
+        "/v1/verify",
+        &json!({"jobs": [doubling_job(9, "print(1)")]}),
+    );
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert!(
+        refused.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("queue is full")
+    );
+    let first = busy.join().unwrap();
+    assert_eq!(first.status, 200);
+    assert_eq!(first.json()["results"][0]["score"], 1.0);
+    assert!(served.metric("rlvr_queue_full_total") >= 1.0);
+    let later = served.post(
+        "/v1/verify",
+        &json!({"jobs": [doubling_job(9, "print(int(input())*2)")]}),
+    );
+    assert_eq!(later.status, 200);
+}
+
+#[test]
+fn a_client_that_disconnects_cancels_its_queued_work() {
+    let served = Served::start(&["--workers", "1"]);
+    let jobs: Vec<Value> = (0..30).map(|id| slow_job(id, 0.3)).collect();
+    let body = json!({"jobs": jobs}).to_string();
+    for path in ["/v1/verify", "/v1/verify?stream=1"] {
+        let jobs_before = served.metric("rlvr_jobs_total");
+        let mut stream = TcpStream::connect(&served.address).unwrap();
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(800));
+        drop(stream);
+        // Jobs already handed to the engine (at most 2 per worker) finish; the rest never run.
+        let started = Instant::now();
+        while served.metric("rlvr_queue_depth") > 0.0 || served.metric("rlvr_engine_queued") > 0.0 {
+            assert!(started.elapsed() < Duration::from_secs(20), "queue drains");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_millis(1500));
+        let ran = served.metric("rlvr_jobs_total") - jobs_before;
+        assert!(
+            ran < 10.0,
+            "{path}: {ran} of 30 jobs ran after the client left"
+        );
+    }
+    assert!(served.metric("rlvr_jobs_cancelled_total") >= 40.0);
+    // Nothing left behind: no sandboxed process outlives its job.
+    let children = Command::new("pgrep")
+        .args(["-P", &served.child.id().to_string()])
+        .output()
+        .unwrap();
+    let children = String::from_utf8_lossy(&children.stdout).lines().count();
+    assert!(children <= 1, "{children} processes still under the server");
+    let after = served.post(
+        "/v1/verify",
+        &json!({"jobs": [doubling_job(0, "print(int(input())*2)")]}),
+    );
+    assert_eq!(after.json()["results"][0]["score"], 1.0);
+}
+
+#[test]
+fn sigterm_under_load_finishes_work_in_flight_and_refuses_new_work() {
+    let mut served = Served::start(&["--workers", "2"]);
+    let address = served.address.clone();
+    let clients: Vec<_> = (0..4)
+        .map(|client| {
+            let address = address.clone();
+            std::thread::spawn(move || {
+                let jobs: Vec<Value> = (0..3).map(|id| slow_job(client * 10 + id, 0.3)).collect();
+                let body = json!({"jobs": jobs}).to_string();
+                request(&address, "POST", "/v1/verify", &[], body.as_bytes())
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    while served.metric("rlvr_queue_depth") < 12.0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "all requests admitted"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    served.terminate();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        TcpStream::connect(&address).is_err(),
+        "no new connection is accepted after SIGTERM"
+    );
+    for client in clients {
+        let response = client.join().unwrap();
+        assert_eq!(response.status, 200, "{}", response.body);
+        for result in response.json()["results"].as_array().unwrap() {
+            assert_eq!(result["status"], "ok", "{result}");
+            assert_eq!(result["score"], 1.0, "{result}");
+        }
+    }
+    let status = served
+        .wait_exit(Duration::from_secs(30))
+        .expect("the server exits");
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn bearer_token_guards_every_route_but_the_probes() {
+    let directory = tempfile::tempdir().unwrap();
+    let token_file = directory.path().join("token");
+    std::fs::write(&token_file, "s3cret\n").unwrap();
+    let served = Served::start(&[
+        "--workers",
+        "1",
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ]);
+    let body = json!({"jobs": []}).to_string();
+    let none = served.request("POST", "/v1/verify", &[], body.as_bytes());
+    assert_eq!(none.status, 401);
+    assert_eq!(none.header("www-authenticate"), Some("Bearer"));
+    let wrong = served.request(
+        "POST",
+        "/v1/verify",
+        &[("Authorization", "Bearer nope")],
+        body.as_bytes(),
+    );
+    assert_eq!(wrong.status, 401);
+    let right = served.request(
+        "POST",
+        "/v1/verify",
+        &[("Authorization", "Bearer s3cret")],
+        body.as_bytes(),
+    );
+    assert_eq!(right.status, 200, "{}", right.body);
+    assert_eq!(served.request("GET", "/metrics", &[], b"").status, 401);
+    assert_eq!(served.request("GET", "/health", &[], b"").status, 200);
+    assert_eq!(served.request("GET", "/v1/ping", &[], b"").status, 200);
+}
+
+#[test]
+fn compatible_routes_answer_in_their_trainers_shapes() {
+    let served = Served::start(&["--workers", "2"]);
+    assert_eq!(
+        served.request("GET", "/health", &[], b"").json(),
+        json!({"status": "healthy"})
+    );
+    assert_eq!(
+        served.request("GET", "/v1/ping", &[], b"").json(),
+        json!("pong")
+    );
+
+    // SandboxFusion /run_code.
+    let ok = served
+        .post(
+            "/run_code",
+            &json!({"code": "print(input()[::-1])", "stdin": "abc", "language": "python"}),
+        )
+        .json();
+    assert_eq!(ok["status"], "Success");
+    assert_eq!(ok["run_result"]["status"], "Finished");
+    assert_eq!(ok["run_result"]["return_code"], 0);
+    assert_eq!(ok["run_result"]["stdout"], "cba\n");
+    assert!(ok["run_result"]["execution_time"].as_f64().unwrap() > 0.0);
+    let failed = served
+        .post(
+            "/run_code",
+            &json!({"code": "import sys; sys.exit(3)", "language": "python"}),
+        )
+        .json();
+    assert_eq!(
+        (
+            failed["status"].as_str(),
+            failed["run_result"]["return_code"].as_i64()
+        ),
+        (Some("Failed"), Some(3))
+    );
+    let slow = served
+        .post(
+            "/run_code",
+            &json!({"code": "while True: pass", "language": "python", "run_timeout": 0.5}),
+        )
+        .json();
+    assert_eq!(slow["status"], "Failed");
+    assert_eq!(slow["run_result"]["status"], "TimeLimitExceeded");
+    let cpp = served
+        .post(
+            "/run_code",
+            &json!({"code": "int main(){}", "language": "cpp"}),
+        )
+        .json();
+    assert_eq!(cpp["status"], "SandboxError");
+
+    // open-instruct.
+    let asserts = served.post("/test_program", &json!({
+        "program": "def add(a, b):\n    return a + b",
+        "tests": ["assert add(1, 2) == 3", "assert add(1, 2) == 4", "assert add(2, 2) == 4"],
+        "max_execution_time": 1.0,
+    })).json();
+    assert_eq!(asserts["results"], json!([1, 0, 1]));
+    assert_eq!(asserts["runtimes"].as_array().unwrap().len(), 3);
+    let as_string = served
+        .post(
+            "/test_program",
+            &json!({
+                "program": "x = 1", "tests": "[\"assert x == 1\"]",
+            }),
+        )
+        .json();
+    assert_eq!(as_string["results"], json!([1]));
+    let pickled = served.post(
+        "/test_program",
+        &json!({"program": "x = 1", "tests": "eJxLy8lPTgQACv8C/Q=="}),
+    );
+    assert_eq!(pickled.status, 422);
+    let stdio = served
+        .post(
+            "/test_program_stdio",
+            &json!({
+                "program": "print(int(input()) + 1)",
+                "tests": [{"input": "1\n", "output": "2\n"}, {"input": "5", "output": "7"}],
+            }),
+        )
+        .json();
+    assert_eq!(stdio["results"], json!([1, 0]));
+    let empty = served
+        .post("/test_program", &json!({"program": "x = 1", "tests": []}))
+        .json();
+    assert_eq!(empty, json!({"results": [], "runtimes": []}));
+
+    // OpenRLHF.
+    let prompt = "<|user|>Double the number.<|assistant|>";
+    let label = json!({"inputs": ["2\n"], "outputs": ["4\n"]}).to_string();
+    let reward = served
+        .post(
+            "/get_reward",
+            &json!({
+                "query": [
+                    format!("{prompt}{}", fenced("print(int(input()) * 2)")),
+                    format!("{prompt}{}", fenced("print(0)")),
+                    format!("{prompt}no code"),
+                ],
+                "prompts": [prompt, prompt, prompt],
+                "labels": [label, label, label],
+            }),
+        )
+        .json();
+    assert_eq!(reward["rewards"], json!([1.0, 0.0, 0.0]));
+    assert_eq!(reward["scores"], json!([1.0, 0.0, 0.0]));
+    assert_eq!(reward["extra_logs"]["all_passed"], json!([1.0, 0.0, 0.0]));
+    let klear = served
+        .post(
+            "/get_reward?profile=klear",
+            &json!({
+                "query": [format!("{prompt}<think>x</think>{}", fenced("print(int(input()) * 2)"))],
+                "prompts": [prompt],
+                "labels": [label],
+            }),
+        )
+        .json();
+    assert_eq!(klear["rewards"], json!([1.0]));
+
+    // Prometheus text.
+    let metrics = served.request("GET", "/metrics", &[], b"").body;
+    for name in [
+        "rlvr_requests_total{route=\"/run_code\",status=\"200\"}",
+        "rlvr_request_duration_seconds_bucket{route=\"/get_reward\",le=\"+Inf\"}",
+        "rlvr_job_duration_seconds_count",
+        "rlvr_test_verdicts_total{verdict=\"pass\"}",
+        "rlvr_queue_depth 0",
+        "rlvr_sandbox_errors_total 0",
+        "rlvr_tests_total",
+    ] {
+        assert!(metrics.contains(name), "{name} in {metrics}");
+    }
+}
