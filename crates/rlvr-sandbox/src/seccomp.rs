@@ -2,7 +2,7 @@
 //!
 //! Denied with `EPERM`: debugging other processes (ptrace, process_vm_*), mount and namespace
 //! changes, the kernel keyring, bpf, perf events, io_uring, module and kexec loading, reboot,
-//! swap, userfaultfd, file handles, `clone`/`clone3` creating namespaces (clone3 is refused
+//! swap, userfaultfd, file handles, SysV IPC and POSIX message queue creation, `clone`/`clone3` creating namespaces (clone3 is refused
 //! with ENOSYS so libc falls back to clone, whose flags we can inspect), and `socket`/
 //! `socketpair` for any family but AF_UNIX. A prefix added here kills the process for any
 //! syscall from a foreign ABI (i386 via `int 0x80`, and x32 numbers on x86_64).
@@ -59,6 +59,14 @@ const DENIED: &[i64] = &[
     libc::SYS_syslog,
     libc::SYS_personality,
     libc::SYS_landlock_create_ruleset,
+    // SysV IPC and POSIX message queues outlive their creator inside the IPC namespace: the
+    // warm runner serves several jobs from one sandbox, so these would be a channel from one
+    // job's tests to the next (isolate denies the same cross-run channels).
+    libc::SYS_shmget,
+    libc::SYS_msgget,
+    libc::SYS_semget,
+    libc::SYS_mq_open,
+    libc::SYS_mq_unlink,
 ];
 
 const NAMESPACE_FLAGS: [i32; 7] = [

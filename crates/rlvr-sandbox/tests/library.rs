@@ -168,3 +168,24 @@ fn issue_4_memory_limit_peak_and_oom_kill_are_reported() {
         assert_eq!(outcome.signal, Some(9), "{outcome:?}");
     }
 }
+
+#[test]
+fn persistent_ipc_objects_cannot_be_created() {
+    // SysV IPC and POSIX message queues would outlive a test inside a reused sandbox.
+    let source = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n\
+        results = [libc.shmget(0, 4096, 0o1600), libc.msgget(0, 0o1600), libc.semget(0, 1, 0o1600)]\n\
+        errors = [ctypes.get_errno()]\n\
+        results.append(libc.mq_open(b'/rlvr', os.O_CREAT | os.O_RDWR, 0o600, None))\n\
+        print(results, os.strerror(errors[0]))";
+    let outcome = sandbox().run(&RunRequest::python(source)).expect("run");
+    assert_eq!(
+        outcome.verdict,
+        Verdict::Ok,
+        "{}",
+        String::from_utf8_lossy(&outcome.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&outcome.stdout).trim(),
+        "[-1, -1, -1, -1] Operation not permitted"
+    );
+}

@@ -442,16 +442,34 @@ fn doctor_json_reports_protections_interpreter_and_self_test() {
 
 #[test]
 fn no_cgroup_is_left_behind_by_finished_verifiers() {
-    // Every `rlvr-sandbox-<pid>-<n>` directory must belong to a live process.
-    let roots = [
-        "/sys/fs/cgroup/memory",
-        "/sys/fs/cgroup/pids",
-        "/sys/fs/cgroup/cpuacct",
-        "/sys/fs/cgroup",
-    ];
+    // Every `rlvr-sandbox-<pid>-<n>` directory under the cgroups this test process (and so every
+    // verifier it starts) lives in must belong to a live process. Other sessions' cgroups on the
+    // same machine are not ours to judge.
+    let mut roots: Vec<PathBuf> = Vec::new();
+    let membership = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    for line in membership.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (_, controllers, path) = (
+            fields.next(),
+            fields.next().unwrap_or(""),
+            fields.next().unwrap_or(""),
+        );
+        let relative = path.trim_start_matches('/');
+        match controllers {
+            "" => {
+                roots.push(Path::new("/sys/fs/cgroup").join(relative));
+                roots.push(Path::new("/sys/fs/cgroup/unified").join(relative));
+            }
+            names => {
+                for name in names.split(',') {
+                    roots.push(Path::new("/sys/fs/cgroup").join(name).join(relative));
+                }
+            }
+        }
+    }
     let mut stale = Vec::new();
     for root in roots {
-        let mut stack = vec![PathBuf::from(root)];
+        let mut stack = vec![root];
         while let Some(directory) = stack.pop() {
             let Ok(entries) = std::fs::read_dir(&directory) else {
                 continue;
