@@ -47,9 +47,9 @@ pub(crate) struct RunCodeRequest {
     run_timeout: f64,
     #[serde(rename = "memory_limit_MB", default = "no_memory_limit")]
     memory_limit_megabytes: i64,
-    /// File name to base64 contents, placed in the work directory.
+    /// File name to base64 contents, placed in the work directory (`null` contents: skipped).
     #[serde(default)]
-    files: BTreeMap<String, String>,
+    files: BTreeMap<String, Option<String>>,
     /// Not supported: answered with an empty `files` map.
     #[serde(default)]
     #[expect(
@@ -111,6 +111,9 @@ fn build_request(request: &RunCodeRequest) -> Result<RunRequest, ApiError> {
     }
     let mut files = Vec::with_capacity(request.files.len());
     for (name, contents) in &request.files {
+        let Some(contents) = contents else {
+            continue;
+        };
         if name.is_empty() || name.contains('/') || name == "main.py" || name.starts_with('.') {
             return Err(ApiError::bad_request(format!(
                 "file {name:?}: only plain file names (no directories) are supported"

@@ -1,0 +1,266 @@
+"""`Client`: batch verification against one or more `rlvr serve` URLs, or a local server it
+starts itself. Standard library only.
+
+* Sharding: a batch is cut into contiguous shards spread over the URLs (and into requests of
+  at most `max_batch` jobs), sent concurrently, and put back in job order.
+* Retries: 429 (honouring Retry-After), any 5xx and connection errors are retried with
+  exponential backoff on the next URL, until the call's deadline; other 4xx raise at once.
+* Async: `averify` / `aget_reward` run the same requests on threads, so an event loop (TRL's
+  async reward functions, verl's reward loop) is never blocked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import math
+import os
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from rlvr._local import LocalServer
+
+RETRIED_STATUSES = {429} | set(range(500, 600))
+
+
+class VerifyError(RuntimeError):
+    """A request was refused (4xx other than 429) or the deadline passed while retrying."""
+
+    def __init__(self, message: str, status: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _split(count: int, parts: int) -> List[range]:
+    parts = max(1, min(parts, count))
+    size, extra = divmod(count, parts)
+    ranges, start = [], 0
+    for index in range(parts):
+        end = start + size + (1 if index < extra else 0)
+        ranges.append(range(start, end))
+        start = end
+    return ranges
+
+
+class Client:
+    """A verifier client.
+
+    `url`: None starts a local `rlvr serve --addr 127.0.0.1:0` (stopped on `close()`, on exit
+    from a `with` block, or at interpreter exit); a string is one server (a comma-separated
+    string is several); a list is several servers to shard over.
+    """
+
+    def __init__(
+        self,
+        url: Union[None, str, Sequence[str]] = None,
+        *,
+        token: Optional[str] = None,
+        profile: Optional[str] = None,
+        deadline: float = 900.0,
+        max_batch: int = 1024,
+        max_concurrent_requests: Optional[int] = None,
+        workers: Optional[int] = None,
+        binary: Optional[str] = None,
+        server_arguments: Sequence[str] = (),
+    ) -> None:
+        self.server: Optional[LocalServer] = None
+        if url is None:
+            self.server = LocalServer(binary=binary, workers=workers, extra_arguments=server_arguments)
+            urls = [self.server.url]
+        elif isinstance(url, str):
+            urls = [part.strip() for part in url.split(",") if part.strip()]
+        else:
+            urls = [str(part) for part in url]
+        if not urls:
+            raise ValueError("no URL given")
+        self.urls = [_base_url(part) for part in urls]
+        self.token = token if token is not None else os.environ.get("RLVR_TOKEN")
+        self.profile = profile
+        self.deadline = deadline
+        self.max_batch = max(1, max_batch)
+        self.max_concurrent_requests = max_concurrent_requests or 4 * len(self.urls)
+        self._pool = ThreadPoolExecutor(self.max_concurrent_requests, thread_name_prefix="rlvr-client")
+        self._closed = False
+        self._lock = threading.Lock()
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def close(self) -> None:
+        """Stops the local server (if this client started one) after its requests finish."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._pool.shutdown(wait=True)
+        if self.server is not None:
+            if os.environ.get("RLVR_URL") == self.urls[0]:
+                os.environ.pop("RLVR_URL", None)
+            self.server.stop()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    # -- verification ------------------------------------------------------------------
+    def verify(self, jobs: Sequence[Dict[str, Any]], **options: Any) -> List[Dict[str, Any]]:
+        """Scores jobs (`{"response", "ground_truth", "id"?}`); returns result dicts in order.
+
+        Options: profile, reward ("rate" | "binary"), time_limit, memory_limit, max_tests,
+        all_tests, seed, details, deadline (seconds for the whole call).
+        """
+        calls = self._verify_calls(jobs, options)
+        futures = [self._pool.submit(self._post, *call) for call in calls]
+        return self._merge_verify(len(jobs), calls, [future.result() for future in futures])
+
+    async def averify(self, jobs: Sequence[Dict[str, Any]], **options: Any) -> List[Dict[str, Any]]:
+        """`verify` for event loops."""
+        calls = self._verify_calls(jobs, options)
+        loop = asyncio.get_running_loop()
+        answers = await asyncio.gather(
+            *(loop.run_in_executor(self._pool, self._post, *call) for call in calls)
+        )
+        return self._merge_verify(len(jobs), calls, list(answers))
+
+    def get_reward(self, queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **options: Any) -> Dict[str, Any]:
+        """OpenRLHF's remote reward shape, sharded over the URLs like OpenRLHF shards."""
+        calls = self._reward_calls(queries, prompts, labels, options)
+        futures = [self._pool.submit(self._post, *call) for call in calls]
+        return _merge_rewards([future.result() for future in futures])
+
+    async def aget_reward(self, queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **options: Any) -> Dict[str, Any]:
+        calls = self._reward_calls(queries, prompts, labels, options)
+        loop = asyncio.get_running_loop()
+        answers = await asyncio.gather(
+            *(loop.run_in_executor(self._pool, self._post, *call) for call in calls)
+        )
+        return _merge_rewards(list(answers))
+
+    def metrics(self, url_index: int = 0) -> str:
+        """The Prometheus text of one server."""
+        request = urllib.request.Request(self.urls[url_index] + "/metrics", headers=self._headers())
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.read().decode()
+
+    # -- internals ---------------------------------------------------------------------
+    def _verify_calls(self, jobs: Sequence[Dict[str, Any]], options: Dict[str, Any]):
+        deadline = time.monotonic() + float(options.pop("deadline", self.deadline))
+        body = {key: value for key, value in options.items() if value is not None}
+        if self.profile and "profile" not in body:
+            body["profile"] = self.profile
+        shards = max(len(self.urls), math.ceil(len(jobs) / self.max_batch))
+        calls = []
+        for index, positions in enumerate(_split(len(jobs), shards)):
+            shard = [_job(jobs[position], position) for position in positions]
+            calls.append(("/v1/verify", dict(body, jobs=shard), index, deadline, positions))
+        return calls
+
+    @staticmethod
+    def _merge_verify(count: int, calls, answers) -> List[Dict[str, Any]]:
+        results: List[Optional[Dict[str, Any]]] = [None] * count
+        for call, answer in zip(calls, answers):
+            for position, result in zip(call[4], answer["results"]):
+                results[position] = result
+        return results  # type: ignore[return-value]
+
+    def _reward_calls(self, queries, prompts, labels, options: Dict[str, Any]):
+        if not (len(queries) == len(prompts) == len(labels)):
+            raise ValueError("queries, prompts and labels differ in length")
+        deadline = time.monotonic() + float(options.pop("deadline", self.deadline))
+        profile = options.get("profile") or self.profile
+        path = "/get_reward" + (f"?profile={profile}" if profile else "")
+        shards = max(len(self.urls), math.ceil(len(queries) / self.max_batch))
+        calls = []
+        for index, positions in enumerate(_split(len(queries), shards)):
+            body = {
+                "query": [queries[position] for position in positions],
+                "prompts": [prompts[position] for position in positions],
+                "labels": [labels[position] for position in positions],
+            }
+            calls.append((path, body, index, deadline, positions))
+        return calls
+
+    def _headers(self) -> Dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        return headers
+
+    def _post(self, path: str, body: Dict[str, Any], shard: int, deadline: float, _positions=None) -> Dict[str, Any]:
+        data = json.dumps(body).encode()
+        attempt = 0
+        last_error = "no attempt made"
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise VerifyError(f"deadline passed after {attempt} attempt(s); last error: {last_error}")
+            url = self.urls[(shard + attempt) % len(self.urls)]
+            if path == "/v1/verify":
+                data = json.dumps(dict(body, deadline=max(remaining, 0.001))).encode()
+            request = urllib.request.Request(url + path, data=data, headers=self._headers(), method="POST")
+            wait = min(0.1 * 2 ** attempt, 5.0)
+            try:
+                with urllib.request.urlopen(request, timeout=remaining) as response:
+                    return json.loads(response.read())
+            except urllib.error.HTTPError as error:
+                text = error.read().decode(errors="replace")
+                if error.code not in RETRIED_STATUSES:
+                    raise VerifyError(f"{url}{path}: HTTP {error.code}: {text}", error.code) from None
+                last_error = f"HTTP {error.code}: {text}"
+                retry_after = error.headers.get("Retry-After")
+                if retry_after and retry_after.isdigit():
+                    wait = max(wait, float(retry_after))
+            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout, TimeoutError) as error:
+                last_error = f"{type(error).__name__}: {error}"
+            attempt += 1
+            time.sleep(max(0.0, min(wait, deadline - time.monotonic())))
+
+
+def _base_url(url: str) -> str:
+    url = url.rstrip("/")
+    for suffix in ("/v1/verify", "/get_reward", "/run_code", "/test_program"):
+        if url.endswith(suffix):
+            url = url[: -len(suffix)]
+    if not url.startswith(("http://", "https://")):
+        url = "http://" + url
+    return url
+
+
+def _job(job: Any, position: int) -> Dict[str, Any]:
+    if not isinstance(job, dict):
+        raise TypeError(f"job {position} must be a dict with response and ground_truth")
+    return job if "id" in job else dict(job, id=position)
+
+
+def _merge_rewards(answers: List[Dict[str, Any]]) -> Dict[str, Any]:
+    merged: Dict[str, Any] = {"rewards": [], "scores": [], "extra_logs": {}}
+    for answer in answers:
+        merged["rewards"] += answer["rewards"]
+        merged["scores"] += answer.get("scores", answer["rewards"])
+        for key, values in answer.get("extra_logs", {}).items():
+            merged["extra_logs"].setdefault(key, []).extend(values)
+    return merged
+
+
+_default_lock = threading.Lock()
+_default_client: Optional[Client] = None
+
+
+def default_client() -> Client:
+    """The client the adapters share: `$RLVR_URL` (comma-separated for several) with
+    `$RLVR_TOKEN` and `$RLVR_PROFILE`, else one local server for this process. Starting the
+    local server sets `RLVR_URL`, so worker processes spawned later reuse it."""
+    global _default_client
+    with _default_lock:
+        if _default_client is None or _default_client._closed:
+            url = os.environ.get("RLVR_URL") or None
+            _default_client = Client(url, profile=os.environ.get("RLVR_PROFILE") or None)
+            if url is None:
+                os.environ["RLVR_URL"] = _default_client.urls[0]
+        return _default_client

@@ -1,0 +1,70 @@
+"""TRL GRPO reward functions: `reward_funcs=[code_reward]` (sync) or
+`reward_funcs=[async_code_reward]` (`async def`, scored concurrently with other async
+rewards). TRL passes `prompts`, `completions` and every dataset column as keyword lists; the
+ground truth comes from the `ground_truth` column (or verl's `reward_model` struct). Returns
+one float per completion, or None (NaN in TRL) when the verifier could not score it.
+
+`make_reward_function(column=..., profile=..., url=..., asynchronous=...)` builds one with
+other settings; its `__name__` is what TRL logs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional
+
+from rlvr._scores import ground_truth_of, response_text
+from rlvr.client import Client, default_client
+
+
+def make_reward_function(
+    column: str = "ground_truth",
+    profile: Optional[str] = None,
+    url: Optional[str] = None,
+    asynchronous: bool = False,
+    name: Optional[str] = None,
+    **options: Any,
+) -> Callable[..., Any]:
+    client_holder: List[Client] = []
+
+    def client() -> Client:
+        if not client_holder:
+            client_holder.append(Client(url) if url else default_client())
+        return client_holder[0]
+
+    def jobs_of(completions: List[Any], kwargs: dict) -> List[dict]:
+        truths = kwargs.get(column)
+        if truths is None and "reward_model" in kwargs:
+            truths = kwargs["reward_model"]
+        if truths is None:
+            raise KeyError(f"the dataset needs a {column!r} column (TRL passes every column but prompt)")
+        return [
+            {"response": response_text(completion), "ground_truth": ground_truth_of(truth)}
+            for completion, truth in zip(completions, truths)
+        ]
+
+    def verify_options() -> dict:
+        chosen = dict(options)
+        if profile:
+            chosen["profile"] = profile
+        return chosen
+
+    def to_rewards(results: List[dict]) -> List[Optional[float]]:
+        return [result.get("score") for result in results]
+
+    if asynchronous:
+
+        async def reward(prompts=None, completions=None, **kwargs: Any) -> List[Optional[float]]:
+            return to_rewards(await client().averify(jobs_of(completions, kwargs), **verify_options()))
+
+    else:
+
+        def reward(prompts=None, completions=None, **kwargs: Any) -> List[Optional[float]]:  # type: ignore[misc]
+            return to_rewards(client().verify(jobs_of(completions, kwargs), **verify_options()))
+
+    reward.__name__ = name or ("async_code_reward" if asynchronous else "code_reward")
+    reward.__qualname__ = reward.__name__
+    return reward
+
+
+code_reward = make_reward_function()
+async_code_reward = make_reward_function(asynchronous=True)
