@@ -95,14 +95,37 @@ pub(crate) async fn get_reward(
 }
 
 /// The response inside a decoded query: the text after the prompt (the first occurrence, so
-/// a BOS token before it does not matter), or the whole query when the prompt is not in it.
+/// a BOS token before it does not matter), or the whole query when the prompt is not in it,
+/// without the special tokens the decoder kept at its end (EOS, padding: `<|im_end|>`,
+/// `<|endoftext|>`, `</s>`, `<eos>`, `<pad>`), which would otherwise sit on a fence's line.
 fn response_of<'query>(query: &'query str, prompt: &str) -> &'query str {
-    if prompt.is_empty() {
-        return query;
-    }
-    match query.find(prompt) {
-        Some(start) => &query[start + prompt.len()..],
-        None => query,
+    let response = match query.find(prompt) {
+        Some(start) if !prompt.is_empty() => &query[start + prompt.len()..],
+        _ => query,
+    };
+    without_trailing_special_tokens(response)
+}
+
+fn without_trailing_special_tokens(mut text: &str) -> &str {
+    loop {
+        let trimmed = text.trim_end();
+        let shorter = ["</s>", "<eos>", "<pad>"]
+            .iter()
+            .find_map(|token| trimmed.strip_suffix(token))
+            .or_else(|| {
+                let body = trimmed.strip_suffix("|>")?;
+                let start = body.rfind("<|")?;
+                let name = &body[start + 2..];
+                let plain = !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|character| character.is_alphanumeric() || "_-.".contains(character));
+                plain.then(|| &trimmed[..start])
+            });
+        match shorter {
+            Some(shorter) => text = shorter,
+            None => return text,
+        }
     }
 }
 
@@ -152,5 +175,10 @@ mod tests {
         assert_eq!(response_of("<s>Q: add\nA: code", "Q: add\n"), "A: code");
         assert_eq!(response_of("whole", "missing"), "whole");
         assert_eq!(response_of("whole", ""), "whole");
+        assert_eq!(
+            response_of("P```\nx\n```<|im_end|><|endoftext|>\n</s>", "P"),
+            "```\nx\n```"
+        );
+        assert_eq!(response_of("a <|not a token|>", ""), "a <|not a token|>");
     }
 }

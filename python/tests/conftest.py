@@ -1,0 +1,59 @@
+"""Shared fixtures: the package from this checkout, the `rlvr` binary from RLVR_BIN (the
+Rust test that runs this suite sets it), and one local server for the session."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PYTHON_DIRECTORY = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PYTHON_DIRECTORY))
+
+import rlvr  # noqa: E402
+
+
+def pytest_configure(config):
+    if not os.environ.get("RLVR_BIN"):
+        raise pytest.UsageError("set RLVR_BIN to the built rlvr binary (cargo nextest does)")
+
+
+@pytest.fixture(scope="session")
+def client():
+    with rlvr.Client(None, workers=2) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def url(client):
+    return client.urls[0]
+
+
+@pytest.fixture
+def serve():
+    """Starts extra servers with given flags; stops them after the test."""
+    started = []
+
+    def start(*arguments):
+        server = rlvr._local.LocalServer(workers=1, extra_arguments=arguments)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def fenced(code: str) -> str:
+    return f"<think>\nplan\n</think>\n```python\n{code}\n```"
+
+
+DOUBLING = {"inputs": ["2\n", "5\n"], "outputs": ["4\n", "10\n"]}
+RIGHT = fenced("print(int(input()) * 2)")
+WRONG = fenced("print(0)")
+
+
+def children_of(pid: int):
+    output = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return [int(line) for line in output.split()]

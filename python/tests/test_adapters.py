@@ -1,0 +1,140 @@
+"""Each adapter called exactly as its trainer calls it (signatures from verl, TRL and
+OpenRLHF: /work/shared/docs/ecosystem.md §1-§3)."""
+
+import asyncio
+import inspect
+import json
+import os
+
+import pytest
+
+from conftest import DOUBLING, RIGHT, WRONG
+
+
+@pytest.fixture(autouse=True)
+def shared_server(url, monkeypatch):
+    """The adapters' default client uses $RLVR_URL: point it at the session's server."""
+    monkeypatch.setenv("RLVR_URL", url)
+    import rlvr.client
+
+    rlvr.client._default_client = None
+    yield
+    rlvr.client._default_client = None
+
+
+def test_verl_naive_manager_keyword_call_returns_a_dict_with_score():
+    from rlvr.verl import compute_score
+
+    # verl/workers/reward_manager/naive.py: keyword arguments, one sample at a time.
+    result = compute_score(
+        data_source="code-rlvr-15k",
+        solution_str=RIGHT,
+        ground_truth=json.dumps(DOUBLING),
+        extra_info={"index": 3, "num_turns": 1, "rollout_reward_scores": {}},
+    )
+    assert result["score"] == 1.0 and result["pass_rate"] == 1.0
+    assert all(isinstance(value, float) for value in result.values())
+
+
+def test_verl_positional_call_and_reward_kwargs():
+    from rlvr.verl import compute_score
+
+    result = compute_score("code-rlvr-15k", WRONG, DOUBLING, None, profile="prime")
+    assert result["score"] == 0.0
+    # A verl parquet reward_model struct works as the ground truth too.
+    result = compute_score("x", RIGHT, {"style": "rule", "ground_truth": json.dumps(DOUBLING)})
+    assert result["score"] == 1.0
+
+
+def test_verl_prime_manager_gets_a_float():
+    from rlvr.verl import compute_score_float
+
+    # verl/workers/reward_manager/prime.py: positional (data_source, completion, reference, extra_info).
+    assert compute_score_float("code", RIGHT, DOUBLING, {"index": 0}) == 1.0
+
+
+def test_verl_batch_manager_plural_keywords_one_call_per_batch():
+    from rlvr.verl import compute_score
+
+    # verl/workers/reward_manager/batch.py: compute_score(data_sources=, solution_strs=,
+    # ground_truths=, extra_infos=, **reward_kwargs) -> list of float or dict.
+    results = compute_score(
+        data_sources=["code"] * 4,
+        solution_strs=[RIGHT, WRONG, RIGHT, "no code at all"],
+        ground_truths=[DOUBLING, json.dumps(DOUBLING), DOUBLING, DOUBLING],
+        extra_infos=[{"index": index} for index in range(4)],
+        profile="judge",
+    )
+    assert [result["score"] for result in results] == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_trl_sync_reward_function_with_dataset_columns():
+    from rlvr.trl import code_reward
+
+    assert code_reward.__name__ == "code_reward"
+    # trl/trainer/grpo_trainer.py _calculate_rewards: keyword args, every column but prompt.
+    rewards = code_reward(
+        prompts=["Double it."] * 3,
+        completions=[RIGHT, WRONG, RIGHT],
+        completion_ids=[[1, 2], [3], [4]],
+        trainer_state=None,
+        log_extra=lambda *arguments: None,
+        log_metric=lambda *arguments: None,
+        ground_truth=[DOUBLING, DOUBLING, json.dumps(DOUBLING)],
+        source=["a", "b", "c"],
+    )
+    assert rewards == [1.0, 0.0, 1.0]
+
+
+def test_trl_async_reward_function_with_conversational_completions():
+    from rlvr.trl import async_code_reward, make_reward_function
+
+    assert inspect.iscoroutinefunction(async_code_reward)
+    prompts = [[{"role": "user", "content": "Double it."}]] * 2
+    completions = [[{"role": "assistant", "content": RIGHT}], [{"role": "assistant", "content": WRONG}]]
+
+    async def trainer_step():
+        # TRL gathers async reward functions on its event loop.
+        return await asyncio.gather(
+            async_code_reward(prompts=prompts, completions=completions, completion_ids=None, ground_truth=[DOUBLING] * 2),
+            make_reward_function(column="tests", asynchronous=True, profile="prime")(
+                prompts=prompts, completions=completions, tests=[DOUBLING] * 2
+            ),
+        )
+
+    judge, prime = asyncio.run(trainer_step())
+    assert judge == [1.0, 0.0] and prime == [1.0, 0.0]
+
+
+def test_trl_unscored_samples_are_none_not_zero():
+    from rlvr.trl import code_reward
+
+    rewards = code_reward(prompts=["p"], completions=[RIGHT], ground_truth=[{"inputs": ["1"]}])
+    assert rewards == [None]
+
+
+def test_openrlhf_reward_func_strips_the_prompt_from_the_query():
+    from rlvr.openrlhf import reward_func
+
+    prompt = "<|im_start|>user\nDouble it.<|im_end|>\n<|im_start|>assistant\n"
+    queries = [prompt + RIGHT + "<|im_end|>", prompt + WRONG + "<|im_end|>"]
+    labels = [json.dumps(DOUBLING)] * 2
+    answer = reward_func(queries, [prompt, prompt], labels)
+    rewards = answer["rewards"]
+    rewards = rewards.tolist() if hasattr(rewards, "tolist") else rewards
+    assert rewards == [1.0, 0.0]
+    assert set(answer) == {"rewards", "scores", "extra_logs"}
+    assert set(answer["extra_logs"]) >= {"pass_rate", "sandbox_error"}
+
+
+def test_adapters_start_a_local_server_when_no_url_is_set(monkeypatch):
+    import rlvr.client
+    from rlvr.verl import compute_score
+
+    monkeypatch.delenv("RLVR_URL")
+    rlvr.client._default_client = None
+    assert compute_score("code", RIGHT, DOUBLING)["score"] == 1.0
+    client = rlvr.client._default_client
+    assert client.server is not None and os.environ["RLVR_URL"] == client.urls[0]
+    client.close()
+    assert not client.server.alive()

@@ -1,0 +1,144 @@
+"""rlvr.Client: local server lifecycle, sync and async batches, sharding, retries, deadlines."""
+
+import asyncio
+import http.server
+import json
+import os
+import threading
+import time
+
+import pytest
+
+import rlvr
+from conftest import DOUBLING, RIGHT, WRONG
+
+
+def test_local_server_starts_on_a_free_port_and_stops_on_close():
+    client = rlvr.Client(None, workers=1)
+    process = client.server.process
+    assert client.urls[0].startswith("http://127.0.0.1:")
+    assert client.verify([{"response": RIGHT, "ground_truth": DOUBLING}])[0]["score"] == 1.0
+    client.close()
+    assert process.poll() == 0, "SIGTERM ends the server cleanly"
+
+
+def test_sync_batch_keeps_job_order_and_ids(client):
+    jobs = [{"id": f"job-{index}", "response": RIGHT if index % 2 == 0 else WRONG, "ground_truth": DOUBLING} for index in range(10)]
+    results = client.verify(jobs, details=True)
+    assert [result["id"] for result in results] == [job["id"] for job in jobs]
+    assert [result["score"] for result in results] == [1.0, 0.0] * 5
+    assert results[1]["tests"][0]["verdict"] == "wrong_answer"
+
+
+def test_async_batch_runs_on_an_event_loop(client):
+    jobs = [{"response": RIGHT, "ground_truth": json.dumps(DOUBLING)} for _ in range(6)]
+
+    async def main():
+        return await asyncio.gather(client.averify(jobs[:3]), client.averify(jobs[3:], profile="prime"))
+
+    first, second = asyncio.run(main())
+    assert [result["score"] for result in first + second] == [1.0] * 6
+    assert second[0]["profile"] == "prime"
+
+
+def test_batches_are_sharded_over_every_url(serve):
+    servers = [serve(), serve()]
+    client = rlvr.Client([server.url for server in servers], max_batch=4)
+    jobs = [{"response": RIGHT if index < 7 else WRONG, "ground_truth": DOUBLING} for index in range(10)]
+    results = client.verify(jobs)
+    assert [result["score"] for result in results] == [1.0] * 7 + [0.0] * 3
+    finished = [_metric(client, index, "rlvr_jobs_total") for index in range(2)]
+    assert all(count >= 3 for count in finished) and sum(finished) == 10, finished
+    client.close()
+
+
+def test_a_dead_url_fails_over_to_a_live_one(url):
+    client = rlvr.Client(["http://127.0.0.1:9", url], deadline=30)
+    results = client.verify([{"response": RIGHT, "ground_truth": DOUBLING}] * 4)
+    assert [result["score"] for result in results] == [1.0] * 4
+    client.close()
+
+
+class _Flaky(http.server.BaseHTTPRequestHandler):
+    """429 with Retry-After, then 503, then forwards to the real server."""
+
+    answers = []
+    target = ""
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.answers:
+            status = self.answers.pop(0)
+            self.send_response(status)
+            if status == 429:
+                self.send_header("Retry-After", "1")
+            self.end_headers()
+            self.wfile.write(b'{"error": "busy"}')
+            return
+        import urllib.request
+
+        request = urllib.request.Request(self.target + self.path, data=body, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request) as response:
+            payload = response.read()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *arguments):
+        pass
+
+
+def _stub(answers, target):
+    handler = type("Handler", (_Flaky,), {"answers": list(answers), "target": target})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_429_and_5xx_are_retried_honouring_retry_after(url):
+    stub = _stub([429, 503, 500], url)
+    client = rlvr.Client(f"http://127.0.0.1:{stub.server_port}", deadline=60)
+    started = time.monotonic()
+    results = client.verify([{"response": RIGHT, "ground_truth": DOUBLING}])
+    assert results[0]["score"] == 1.0
+    assert time.monotonic() - started >= 1.0, "waited for Retry-After"
+    client.close()
+    stub.shutdown()
+
+
+def test_retries_stop_at_the_deadline_and_4xx_raises_at_once(url):
+    stub = _stub([503] * 1000, url)
+    client = rlvr.Client(f"http://127.0.0.1:{stub.server_port}", deadline=1.5)
+    started = time.monotonic()
+    with pytest.raises(rlvr.VerifyError, match="deadline passed"):
+        client.verify([{"response": RIGHT, "ground_truth": DOUBLING}])
+    assert time.monotonic() - started < 10
+    client.close()
+    stub.shutdown()
+    real = rlvr.Client(url)
+    with pytest.raises(rlvr.VerifyError) as refused:
+        real.verify([{"response": RIGHT, "ground_truth": DOUBLING}], profile="no-such-profile")
+    assert refused.value.status == 400 and "unknown profile" in str(refused.value)
+    real.close()
+
+
+def test_a_full_server_queue_is_absorbed_by_retries(serve):
+    server = serve("--max-queue", "2")
+    client = rlvr.Client(server.url, max_batch=2, max_concurrent_requests=8, deadline=120)
+    slow = "```python\nimport time\ntime.sleep(0.2)\nprint(int(input()) * 2)\n```"
+    results = client.verify([{"response": slow, "ground_truth": DOUBLING}] * 12)
+    assert [result["score"] for result in results] == [1.0] * 12
+    assert _metric(client, 0, "rlvr_queue_full_total") >= 1
+    client.close()
+
+
+def _metric(client, index, name):
+    for line in client.metrics(index).splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"{name} missing")
+
+
+def test_binary_is_found_through_rlvr_bin():
+    assert rlvr.find_binary() == os.environ["RLVR_BIN"]
