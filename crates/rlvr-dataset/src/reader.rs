@@ -19,8 +19,8 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
 
@@ -81,11 +81,7 @@ pub struct ReadSummary {
 /// rejecting a carriage return inside the line as Python's universal-newline reading would split
 /// it there.
 pub fn parse_line(line: &[u8]) -> Result<ValueRef<'_>, LineError> {
-    Line {
-        bytes: line,
-        has_control_bytes: json::has_control_bytes(line),
-    }
-    .parse()
+    Line { bytes: line }.parse()
 }
 
 /// One non-blank line handed to the `map` of [`for_each_line`].
@@ -93,9 +89,6 @@ pub fn parse_line(line: &[u8]) -> Result<ValueRef<'_>, LineError> {
 pub struct Line<'a> {
     /// The line without its line end.
     pub bytes: &'a [u8],
-    /// Whether a byte below 0x20 occurs (found while looking for the line end, so parsing can
-    /// skip the per-byte control check when there is none).
-    has_control_bytes: bool,
 }
 
 impl<'a> Line<'a> {
@@ -110,13 +103,16 @@ impl<'a> Line<'a> {
                 return Err(LineError::InvalidUtf8 { offset });
             }
         };
-        if self.has_control_bytes
-            && let Some(offset) = memchr::memchr(b'\r', line)
-        {
-            return Err(LineError::CarriageReturn { offset });
+        // The parser rejects a raw carriage return inside a string (a control character) and
+        // notes one between tokens (JSON whitespace); either way the line would have been split
+        // by Python, so that is what is reported, looked up only on this rare path.
+        let carriage_return =
+            || memchr::memchr(b'\r', line).map(|offset| LineError::CarriageReturn { offset });
+        match json::parse_noting_carriage_return(text) {
+            Ok((value, false)) => Ok(value),
+            Ok((value, true)) => carriage_return().map_or(Ok(value), Err),
+            Err(source) => Err(carriage_return().unwrap_or(LineError::InvalidJson { source })),
         }
-        json::parse_with_control_hint(text, self.has_control_bytes)
-            .map_err(|source| LineError::InvalidJson { source })
     }
 }
 
@@ -148,6 +144,9 @@ pub(crate) fn open(path: &Path) -> Result<(fs_err::File, u64), ReadError> {
     Ok((file, metadata.len()))
 }
 
+/// A chunk of the file: whole lines, in a pool buffer shared by the parsing worker and the
+/// hashing thread; the last of them to let go of it returns the buffer to the reader
+/// ([`Arc::into_inner`] hands it to exactly one of them).
 struct Chunk {
     sequence: u64,
     /// A pool buffer; only `data[..length]` belongs to this chunk (the rest is stale bytes kept
@@ -157,11 +156,22 @@ struct Chunk {
     start_offset: u64,
 }
 
+impl Chunk {
+    fn bytes(&self) -> &[u8] {
+        &self.data[..self.length]
+    }
+}
+
+/// Returns the chunk's buffer to the reader when this was the last reference to it.
+fn release(chunk: Arc<Chunk>, recycle_sender: &mpsc::Sender<Vec<u8>>) {
+    if let Some(chunk) = Arc::into_inner(chunk) {
+        // The reader may have finished already; then the buffer is simply dropped.
+        let _ = recycle_sender.send(chunk.data);
+    }
+}
+
 struct ChunkOutput<T> {
-    sequence: u64,
-    data: Vec<u8>,
-    length: usize,
-    start_offset: u64,
+    chunk: Arc<Chunk>,
     lines: u64,
     blank_lines: u64,
     /// (line ordinal within the chunk, byte offset within the chunk, mapped value)
@@ -173,6 +183,11 @@ struct ChunkOutput<T> {
 ///
 /// Only problems with the file itself are errors; what `map` makes of a bad line is up to it
 /// (typically a `Result` carrying a [`LineError`]).
+///
+/// Threads: one reader (`read()` into pooled buffers, cut after the last newline), one hasher
+/// when `options.sha256` (hashes each chunk in file order as soon as it is read, so the hash
+/// is never behind parsing nor parsing behind the hash), `options.workers` parsers, and the
+/// calling thread putting results back in order.
 pub fn for_each_line<T, Map, Consume>(
     path: &Path,
     options: &ReadOptions,
@@ -188,22 +203,41 @@ where
     let workers = options.workers.max(1);
     let pool_size = 2 * workers + 2;
     let chunk_bytes = options.chunk_bytes.max(1024);
-    let (chunk_sender, chunk_receiver) = mpsc::sync_channel::<Chunk>(pool_size);
+    let (chunk_sender, chunk_receiver) = mpsc::sync_channel::<Arc<Chunk>>(pool_size);
     let chunk_receiver = Mutex::new(chunk_receiver);
     let (output_sender, output_receiver) = mpsc::channel::<ChunkOutput<T>>();
     let (recycle_sender, recycle_receiver) = mpsc::channel::<Vec<u8>>();
+    let (hash_sender, hash_receiver) = if options.sha256 {
+        let (sender, receiver) = mpsc::sync_channel::<Arc<Chunk>>(pool_size);
+        (Some(sender), Some(receiver))
+    } else {
+        (None, None)
+    };
     std::thread::scope(|scope| {
+        let hasher = hash_receiver.map(|hash_receiver| {
+            let recycle_sender = recycle_sender.clone();
+            scope.spawn(move || {
+                let mut hasher = Sha256::new();
+                for chunk in hash_receiver {
+                    hasher.update(chunk.bytes());
+                    release(chunk, &recycle_sender);
+                }
+                <[u8; 32]>::from(hasher.finalize())
+            })
+        });
         let reader = scope.spawn({
             let path = path.to_path_buf();
-            let hash = options.sha256;
             move || {
+                let senders = ChunkSenders {
+                    parse: chunk_sender,
+                    hash: hash_sender,
+                };
                 read_chunks(
                     file,
                     path,
                     chunk_bytes,
-                    hash,
                     pool_size,
-                    &chunk_sender,
+                    &senders,
                     &recycle_receiver,
                 )
             }
@@ -236,74 +270,57 @@ where
         let mut pending = std::collections::BTreeMap::new();
         let mut next_sequence = 0;
         for output in output_receiver {
-            pending.insert(output.sequence, output);
+            pending.insert(output.chunk.sequence, output);
             while let Some(output) = pending.remove(&next_sequence) {
+                let start_offset = output.chunk.start_offset;
                 for (line, offset, value) in output.rows {
                     let position = LinePosition {
                         row: summary.rows,
                         line: summary.lines + line + 1,
-                        byte_offset: output.start_offset + offset,
+                        byte_offset: start_offset + offset,
                     };
                     summary.rows += 1;
                     consume(position, value);
                 }
                 summary.lines += output.lines;
                 summary.blank_lines += output.blank_lines;
-                summary.bytes = output.start_offset + output.length as u64;
-                // The reader may have finished already; then the buffer is simply dropped.
-                let _ = recycle_sender.send(output.data);
+                release(output.chunk, &recycle_sender);
                 next_sequence += 1;
             }
         }
-        let (bytes, sha256) = match reader.join() {
-            Ok(result) => result?,
+        drop(recycle_sender);
+        let reader_result = match reader.join() {
+            Ok(result) => result,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        summary.bytes = bytes;
+        let sha256 = match hasher.map(std::thread::ScopedJoinHandle::join) {
+            None => None,
+            Some(Ok(digest)) => Some(digest),
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+        };
+        summary.bytes = reader_result?;
         summary.sha256 = sha256;
         Ok(summary)
     })
 }
 
-fn split_and_map<T>(chunk: Chunk, map: &(impl Fn(Line<'_>) -> T + Sync)) -> ChunkOutput<T> {
-    let data = &chunk.data[..chunk.length];
+fn split_and_map<T>(chunk: Arc<Chunk>, map: &(impl Fn(Line<'_>) -> T + Sync)) -> ChunkOutput<T> {
+    let data = chunk.bytes();
     let mut rows = Vec::new();
     let (mut lines, mut blank_lines, mut start) = (0, 0, 0);
     while start < data.len() {
-        // One pass finds the line end and proves the line free of control bytes: the first byte
-        // below 0x20 is usually the newline (or the CR of a CRLF).
-        let (end, has_control_bytes) = match json::find_control_byte(data, start) {
-            None => (data.len(), false),
-            Some(found) if data[found] == b'\n' => (found, false),
-            Some(found) if data[found] == b'\r' && data.get(found + 1) == Some(&b'\n') => {
-                (found + 1, false)
-            }
-            Some(found) => (
-                memchr::memchr(b'\n', &data[found..]).map_or(data.len(), |newline| found + newline),
-                true,
-            ),
-        };
+        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |found| start + found);
         let line = strip_carriage_return(&data[start..end]);
         if is_blank(line) {
             blank_lines += 1;
         } else {
-            rows.push((
-                lines,
-                start as u64,
-                map(Line {
-                    bytes: line,
-                    has_control_bytes,
-                }),
-            ));
+            rows.push((lines, start as u64, map(Line { bytes: line })));
         }
         lines += 1;
         start = end + 1;
     }
     ChunkOutput {
-        sequence: chunk.sequence,
-        data: chunk.data,
-        length: chunk.length,
-        start_offset: chunk.start_offset,
+        chunk,
         lines,
         blank_lines,
         rows,
@@ -317,13 +334,11 @@ fn fill(
     buffer: &mut Vec<u8>,
     filled: &mut usize,
     want: usize,
-    hasher: &mut Option<Sha256>,
 ) -> Result<bool, ReadError> {
     let target = *filled + want;
     if buffer.len() < target {
         buffer.resize(target, 0);
     }
-    let before = *filled;
     while *filled < target {
         match file.read(&mut buffer[*filled..target]) {
             Ok(0) => break,
@@ -332,22 +347,24 @@ fn fill(
             Err(source) => return Err(io_error(path, source)),
         }
     }
-    if let Some(hasher) = hasher {
-        hasher.update(&buffer[before..*filled]);
-    }
     Ok(*filled < target)
 }
 
+/// Where the reader sends each chunk: to the parsers, and in file order to the hasher.
+struct ChunkSenders {
+    parse: mpsc::SyncSender<Arc<Chunk>>,
+    hash: Option<mpsc::SyncSender<Arc<Chunk>>>,
+}
+
+/// Reads the file into chunks of whole lines; returns the number of bytes read.
 fn read_chunks(
     mut file: fs_err::File,
     path: PathBuf,
     chunk_bytes: usize,
-    hash: bool,
     pool_size: usize,
-    chunk_sender: &mpsc::SyncSender<Chunk>,
+    senders: &ChunkSenders,
     recycle_receiver: &mpsc::Receiver<Vec<u8>>,
-) -> Result<(u64, Option<[u8; 32]>), ReadError> {
-    let mut hasher = hash.then(Sha256::new);
+) -> Result<u64, ReadError> {
     let mut carry: Vec<u8> = Vec::new();
     let (mut allocated, mut sequence, mut offset) = (0, 0u64, 0u64);
     let mut at_end = false;
@@ -369,14 +386,7 @@ fn read_chunks(
         carry.clear();
         if !at_end && filled < chunk_bytes {
             let want = chunk_bytes - filled;
-            at_end = fill(
-                &mut file,
-                &path,
-                &mut buffer,
-                &mut filled,
-                want,
-                &mut hasher,
-            )?;
+            at_end = fill(&mut file, &path, &mut buffer, &mut filled, want)?;
         }
         // Cut after the last newline; a chunk without one grows until it has one or the file ends.
         loop {
@@ -396,25 +406,23 @@ fn read_chunks(
                 });
             }
             let want = filled.max(chunk_bytes);
-            at_end = fill(
-                &mut file,
-                &path,
-                &mut buffer,
-                &mut filled,
-                want,
-                &mut hasher,
-            )?;
+            at_end = fill(&mut file, &path, &mut buffer, &mut filled, want)?;
         }
         if filled == 0 {
             break;
         }
-        let chunk = Chunk {
+        let chunk = Arc::new(Chunk {
             sequence,
             data: buffer,
             length: filled,
             start_offset: offset,
-        };
-        if chunk_sender.send(chunk).is_err() {
+        });
+        if let Some(hash) = &senders.hash
+            && hash.send(Arc::clone(&chunk)).is_err()
+        {
+            break;
+        }
+        if senders.parse.send(chunk).is_err() {
             break;
         }
         sequence += 1;
@@ -423,7 +431,7 @@ fn read_chunks(
             break;
         }
     }
-    Ok((offset, hasher.map(|hasher| hasher.finalize().into())))
+    Ok(offset)
 }
 
 /// One line fetched by index, without its line end.

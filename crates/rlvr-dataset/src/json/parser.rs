@@ -1,10 +1,11 @@
 //! The parser: one pass over a UTF-8 line, producing [`ValueRef`]s that borrow from it.
 //!
-//! Strings are most of the bytes in this dataset, so the string scanner jumps between `"` and
-//! `\` with `memchr2` and never copies. Python's strict mode rejects raw control characters
-//! (U+0000..U+001F) inside strings; rather than test every string byte, the parser checks once per
-//! line whether any byte below 0x20 occurs at all (a vectorised pass) and only then uses the
-//! byte-by-byte scanner. Files written by `json.dumps` never contain such bytes.
+//! Strings are most of the bytes in this dataset (test strings with an escape every ~20 bytes),
+//! so the string scanner is the hot loop. It looks at 64 bytes at a time: one branch-free pass
+//! (which the compiler turns into SIMD compares) marks every `"`, `\` and byte below 0x20 in a
+//! 64-bit mask, and the scanner then walks the set bits: a backslash is checked as an escape and
+//! skipped over, a quote ends the string, a raw control byte is an error (Python's strict mode).
+//! Nothing is copied or decoded here; that is left to [`JsonStr`], on demand.
 
 use super::error::{JsonError, JsonErrorKind};
 use super::string::{JsonStr, read_hex4};
@@ -17,19 +18,17 @@ pub const MAX_DEPTH: usize = 1000;
 
 /// Parses one JSON document the way Python's `json.loads` does.
 pub fn parse(text: &str) -> Result<ValueRef<'_>, JsonError> {
-    parse_with_control_hint(text, has_control_bytes(text.as_bytes()))
+    parse_noting_carriage_return(text).map(|(value, _)| value)
 }
 
-/// [`parse`] for a caller that already knows whether `text` has a byte below 0x20.
-pub(crate) fn parse_with_control_hint(
-    text: &str,
-    has_controls: bool,
-) -> Result<ValueRef<'_>, JsonError> {
+/// [`parse`], also telling whether a carriage return occurred between tokens (JSON whitespace
+/// to `json.loads`, but a line break to Python's universal-newline file reading).
+pub(crate) fn parse_noting_carriage_return(text: &str) -> Result<(ValueRef<'_>, bool), JsonError> {
     let bytes = text.as_bytes();
     let mut parser = Parser {
         bytes,
         position: 0,
-        checks_controls: has_controls,
+        carriage_return_seen: false,
     };
     parser.skip_whitespace();
     let value = parser.parse_value(0)?;
@@ -37,74 +36,50 @@ pub(crate) fn parse_with_control_hint(
     if parser.position != bytes.len() {
         return Err(parser.error(JsonErrorKind::ExtraData));
     }
-    Ok(value)
+    Ok((value, parser.carriage_return_seen))
 }
 
-/// True when any byte is below 0x20. Written as a branch-free fold over fixed blocks so that it
-/// compiles to SIMD compares.
-pub(crate) fn has_control_bytes(bytes: &[u8]) -> bool {
-    find_control_byte(bytes, 0).is_some()
-}
+/// Bytes the string scanner classifies at once.
+const BLOCK: usize = 64;
 
-/// Position of the first byte below 0x20 at or after `from`: block by block with a branch-free
-/// test per 64 bytes, then exactly within the block that has one.
-pub(crate) fn find_control_byte(bytes: &[u8], from: usize) -> Option<usize> {
-    let rest = bytes.get(from..)?;
-    let mut blocks = rest.chunks_exact(64);
-    let mut position = from;
-    for block in &mut blocks {
-        // A saturating subtraction is non-zero exactly for bytes below 0x20; OR-ing the 64
-        // results compiles to a few SIMD instructions.
-        let found = block.iter().fold(0u8, |found, &byte| found | 0x20u8.saturating_sub(byte));
-        if found != 0 {
-            return block.iter().position(|&byte| byte < 0x20).map(|found| position + found);
-        }
-        position += 64;
-    }
-    blocks.remainder().iter().position(|&byte| byte < 0x20).map(|found| position + found)
-}
-
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-
-/// High bit set in each byte of `word` equal to `"` or `\`. Bits above a true match may be
-/// false positives (borrow propagation), so only the lowest set bit is meaningful.
-#[inline(always)]
-fn quote_or_backslash_bits(word: u64) -> u64 {
-    let quotes = word ^ (ONES * u64::from(b'"'));
-    let backslashes = word ^ (ONES * u64::from(b'\\'));
-    ((quotes.wrapping_sub(ONES) & !quotes) | (backslashes.wrapping_sub(ONES) & !backslashes))
-        & HIGH_BITS
-}
-
-/// Position of the first `"` or `\` at or after `from`.
+/// Bit `i` is set when `block[i]` is `"`, `\` or below 0x20.
 ///
-/// Escapes are dense in this data (one every ~20 bytes of test text, 99.9% of gaps under 128
-/// bytes), so the next one is usually close: up to 16 inline 8-byte word steps find it without
-/// the cost of calling into `memchr2`, which takes over for long clean stretches.
-#[inline]
-fn find_quote_or_backslash(bytes: &[u8], from: usize) -> Option<usize> {
-    let mut position = from;
-    for _ in 0..16 {
-        let Some(word) = bytes.get(position..position + 8) else {
-            break;
-        };
-        let Ok(word) = <[u8; 8]>::try_from(word) else {
-            break;
-        };
-        let bits = quote_or_backslash_bits(u64::from_le_bytes(word));
-        if bits != 0 {
-            return Some(position + (bits.trailing_zeros() / 8) as usize);
-        }
-        position += 8;
+/// Written so that it compiles to SIMD without `unsafe` or target-specific code: a byte-wise map
+/// (vector compares), then each group of eight flag bytes (0x80 or 0) is gathered into eight bits
+/// with one multiplication (the bits of `0x0002_0408_1020_4081` move flag byte `k` to bit
+/// `56 + k`, and no two partial products collide).
+#[inline(always)]
+fn special_byte_mask(block: &[u8; BLOCK]) -> u64 {
+    let mut flags = [0u8; BLOCK];
+    for (flag, &byte) in flags.iter_mut().zip(block) {
+        *flag = (u8::from(byte == b'"') | u8::from(byte == b'\\') | u8::from(byte < 0x20)) << 7;
     }
-    memchr::memchr2(b'"', b'\\', bytes.get(position..)?).map(|found| position + found)
+    let mut mask = 0u64;
+    for (index, group) in flags.chunks_exact(8).enumerate() {
+        let group = u64::from_le_bytes(group.try_into().unwrap_or_default());
+        mask |= (group.wrapping_mul(0x0002_0408_1020_4081) >> 56) << (index * 8);
+    }
+    mask
 }
+
+/// Length of the escape introduced by `\` followed by this byte: 2, or 6 for `\uXXXX` (its hex
+/// digits still to check); 0 when Python rejects the escape.
+const ESCAPE_LENGTH: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let simple = *b"\"\\/bfnrt";
+    let mut index = 0;
+    while index < simple.len() {
+        table[simple[index] as usize] = 2;
+        index += 1;
+    }
+    table[b'u' as usize] = 6;
+    table
+};
 
 struct Parser<'a> {
     bytes: &'a [u8],
     position: usize,
-    checks_controls: bool,
+    carriage_return_seen: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -126,7 +101,11 @@ impl<'a> Parser<'a> {
     fn skip_whitespace(&mut self) {
         while let Some(byte) = self.peek() {
             match byte {
-                b' ' | b'\t' | b'\n' | b'\r' => self.position += 1,
+                b' ' | b'\t' | b'\n' => self.position += 1,
+                b'\r' => {
+                    self.carriage_return_seen = true;
+                    self.position += 1;
+                }
                 _ => return,
             }
         }
@@ -226,46 +205,83 @@ impl<'a> Parser<'a> {
     }
 
     fn parse_string(&mut self) -> Result<JsonStr<'a>, JsonError> {
-        let quote = self.position;
-        let start = quote + 1;
-        let mut position = start;
+        let start = self.position + 1;
+        let (end, has_escapes) = self.scan_string(start)?;
+        self.position = end + 1;
+        Ok(JsonStr::new(&self.bytes[start..end], has_escapes))
+    }
+
+    /// Finds the closing quote of the string whose body starts at `start`, checking every escape
+    /// and rejecting raw control bytes; returns its position and whether there was an escape.
+    #[inline]
+    fn scan_string(&self, start: usize) -> Result<(usize, bool), JsonError> {
+        let bytes = self.bytes;
         let mut has_escapes = false;
+        let mut block_start = start;
+        while let Some(block) = bytes.get(block_start..block_start + BLOCK) {
+            let Ok(block) = <&[u8; BLOCK]>::try_from(block) else {
+                break;
+            };
+            let mut mask = special_byte_mask(block);
+            let mut next_block_start = block_start + BLOCK;
+            // The loop-carried chain is kept to `trailing_zeros` and two bit operations: an
+            // escape is skipped as two bytes whatever it is (the four hex digits of `\uXXXX` are
+            // never special), and checking the escaped byte is a predictable branch off that
+            // chain, taken only for `\u`, an invalid escape or the end of the line.
+            while mask != 0 {
+                let offset = mask.trailing_zeros() as usize;
+                let position = block_start + offset;
+                if block[offset] != b'\\' {
+                    if block[offset] == b'"' {
+                        return Ok((position, has_escapes));
+                    }
+                    return Err(self.error_at(JsonErrorKind::ControlCharacter, position));
+                }
+                has_escapes = true;
+                let escaped = bytes.get(position + 1).copied().unwrap_or(0);
+                if ESCAPE_LENGTH[usize::from(escaped)] != 2 {
+                    self.check_escape(position)?;
+                }
+                // Drop the backslash and the escaped byte (which may be `"` or `\`); when the
+                // backslash is the block's last byte, the next block starts after its escape.
+                mask &= !(3u64 << offset);
+                next_block_start = next_block_start.max(position + 2);
+            }
+            block_start = next_block_start;
+        }
+        // Fewer than BLOCK bytes left in the line: byte by byte.
+        let mut position = block_start;
         loop {
-            let found = if self.checks_controls {
-                self.bytes[position..]
-                    .iter()
-                    .position(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20)
-                    .map(|found| position + found)
-            } else {
-                find_quote_or_backslash(self.bytes, position)
-            };
-            let Some(found) = found else {
-                return Err(self.error_at(JsonErrorKind::UnterminatedString, quote));
-            };
-            position = found;
-            match self.bytes[position] {
-                b'"' => break,
-                b'\\' => {
+            match bytes.get(position) {
+                Some(b'"') => return Ok((position, has_escapes)),
+                Some(b'\\') => {
                     has_escapes = true;
                     position = self.check_escape(position)?;
                 }
-                _ => return Err(self.error_at(JsonErrorKind::ControlCharacter, position)),
+                Some(&byte) if byte < 0x20 => {
+                    return Err(self.error_at(JsonErrorKind::ControlCharacter, position));
+                }
+                Some(_) => position += 1,
+                None => {
+                    return Err(self.error_at(JsonErrorKind::UnterminatedString, start - 1));
+                }
             }
         }
-        self.position = position + 1;
-        Ok(JsonStr::new(&self.bytes[start..position], has_escapes))
     }
 
     /// Validates the escape at `backslash` and returns the position after it.
+    #[inline(always)]
     fn check_escape(&self, backslash: usize) -> Result<usize, JsonError> {
-        match self.bytes.get(backslash + 1) {
-            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(backslash + 2),
-            Some(b'u') => match read_hex4(self.bytes, backslash + 2) {
+        let Some(&escaped) = self.bytes.get(backslash + 1) else {
+            return Err(self.error_at(JsonErrorKind::UnterminatedString, backslash));
+        };
+        match ESCAPE_LENGTH[usize::from(escaped)] {
+            2 => Ok(backslash + 2),
+            6 => match read_hex4(self.bytes, backslash + 2) {
                 Some(_) => Ok(backslash + 6),
                 None => Err(self.error_at(JsonErrorKind::InvalidUnicodeEscape, backslash)),
             },
-            Some(_) => Err(self.error_at(JsonErrorKind::InvalidEscape, backslash)),
-            None => Err(self.error_at(JsonErrorKind::UnterminatedString, backslash)),
+            _ => Err(self.error_at(JsonErrorKind::InvalidEscape, backslash)),
         }
     }
 
@@ -349,5 +365,92 @@ impl<'a> Parser<'a> {
                 _ => return Err(self.error(JsonErrorKind::ExpectingComma)),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// The string scanner spelled out byte by byte: the reference for the block scanner.
+    fn scan_string_reference(bytes: &[u8], start: usize) -> Result<(usize, bool), JsonError> {
+        let parser = Parser {
+            bytes,
+            position: 0,
+            carriage_return_seen: false,
+        };
+        let mut has_escapes = false;
+        let mut position = start;
+        loop {
+            match bytes.get(position) {
+                Some(b'"') => return Ok((position, has_escapes)),
+                Some(b'\\') => {
+                    has_escapes = true;
+                    position = parser.check_escape(position)?;
+                }
+                Some(&byte) if byte < 0x20 => {
+                    return Err(parser.error_at(JsonErrorKind::ControlCharacter, position));
+                }
+                Some(_) => position += 1,
+                None => {
+                    return Err(parser.error_at(JsonErrorKind::UnterminatedString, start - 1));
+                }
+            }
+        }
+    }
+
+    /// Pieces that exercise every branch of the scanner, including escapes straddling the
+    /// 64-byte blocks.
+    fn piece() -> impl Strategy<Value = &'static [u8]> {
+        prop::sample::select(vec![
+            &b"a"[..],
+            b"0123456789abcdef0123456789",
+            b"\\n",
+            b"\\\\",
+            b"\\\"",
+            b"\\/",
+            b"\\u00e9",
+            b"\\ud800",
+            b"\\u12",
+            b"\\x",
+            b"\\",
+            b"\"",
+            b"\t",
+            b"\x01",
+            "é€".as_bytes(),
+        ])
+    }
+
+    proptest! {
+        #[test]
+        fn block_scanner_matches_the_byte_by_byte_reference(
+            padding in 0usize..70,
+            pieces in prop::collection::vec(piece(), 0..60),
+        ) {
+            let mut bytes = vec![b' '; padding];
+            bytes.push(b'"');
+            for piece in pieces {
+                bytes.extend_from_slice(piece);
+            }
+            let parser = Parser { bytes: &bytes, position: 0, carriage_return_seen: false };
+            prop_assert_eq!(
+                parser.scan_string(padding + 1),
+                scan_string_reference(&bytes, padding + 1)
+            );
+        }
+    }
+
+    #[test]
+    fn special_byte_mask_marks_exactly_quotes_backslashes_and_control_bytes() {
+        let mut block = [0u8; BLOCK];
+        for (index, byte) in block.iter_mut().enumerate() {
+            *byte = (index as u8).wrapping_mul(37);
+        }
+        let expected = block.iter().enumerate().fold(0u64, |mask, (index, &byte)| {
+            mask | (u64::from(byte == b'"' || byte == b'\\' || byte < 0x20) << index)
+        });
+        assert_eq!(special_byte_mask(&block), expected);
     }
 }
