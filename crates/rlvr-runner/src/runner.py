@@ -324,6 +324,36 @@ def memory_file(name, content=b""):
     return fd
 
 
+def test_files(state, stdin):
+    """The memory files behind a test's fds 0, 1 and 2, created once per runner and emptied
+    before every test (every process of the previous test is dead by then)."""
+    files = state.get("files")
+    if files is None:
+        files = state["files"] = (memory_file("stdin"), memory_file("stdout"), memory_file("stderr"))
+    for fd in files:
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+    view = memoryview(stdin)
+    while view:
+        view = view[os.write(files[0], view) :]
+    os.lseek(files[0], 0, os.SEEK_SET)
+    return files
+
+
+def others_alive():
+    """Whether any process besides the runner is left. When the runner is the namespace's init,
+    every orphan has been reparented to it, so its own children are all there is."""
+    if os.getpid() != 1:
+        return True
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
+
+
 def read_memory_file(fd, cap):
     size = os.fstat(fd).st_size
     os.lseek(fd, 0, os.SEEK_SET)
@@ -372,9 +402,7 @@ def run_test(state, header, stdin, extra_source):
             return {"outcome": "exited", "exit_code": 1, "signal": None, "completed": False,
                     "wall_ms": 0.0, "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
                     "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr
-    stdin_fd = memory_file("stdin", stdin)
-    stdout_fd = memory_file("stdout")
-    stderr_fd = memory_file("stderr")
+    stdin_fd, stdout_fd, stderr_fd = test_files(state, stdin)
     marker_read, marker_write = os.pipe()
     marker = os.urandom(16)
     output_cap = header["output_bytes"]
@@ -389,12 +417,10 @@ def run_test(state, header, stdin, extra_source):
         harness = state["harness"]
         stdin_text = stdin.decode("utf-8", "surrogateescape") if harness is not None else ""
         if harness is not None:
-            os.close(stdin_fd)
             stdin_fd = memory_file("stdin")
         run_child(state["units"], extra, state["filename"], (stdin_fd, stdout_fd, stderr_fd), marker_write, marker, header,
                   harness, stdin_text)
     os.close(marker_write)
-    os.close(stdin_fd)
     pidfd = os.pidfd_open(child)
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
@@ -404,7 +430,8 @@ def run_test(state, header, stdin, extra_source):
         kill_everything_else(child)
     _, wait_status, usage = os.wait4(child, 0)
     wall_ms = (time.monotonic() - started) * 1000.0
-    kill_everything_else(child)
+    if timed_out or others_alive():
+        kill_everything_else(child)
     reap_all()
     received = b""
     try:
@@ -415,8 +442,6 @@ def run_test(state, header, stdin, extra_source):
     os.close(marker_read)
     stdout, stdout_truncated = read_memory_file(stdout_fd, output_cap if output_cap > 0 else 1 << 62)
     stderr, stderr_truncated = read_memory_file(stderr_fd, STDERR_CAP)
-    os.close(stdout_fd)
-    os.close(stderr_fd)
     exit_code = os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else None
     signal_number = os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None
     if signal_number == signal.SIGXFSZ:
