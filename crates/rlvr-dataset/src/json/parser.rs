@@ -29,6 +29,7 @@ pub(crate) fn parse_noting_carriage_return(text: &str) -> Result<(ValueRef<'_>, 
         bytes,
         position: 0,
         carriage_return_seen: false,
+        nan_count: 0,
     };
     parser.skip_whitespace();
     let value = parser.parse_value(0)?;
@@ -80,6 +81,8 @@ struct Parser<'a> {
     bytes: &'a [u8],
     position: usize,
     carriage_return_seen: bool,
+    /// `NaN` literals parsed so far; a container holds one when the count grew while parsing it.
+    nan_count: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -128,7 +131,10 @@ impl<'a> Parser<'a> {
                 self.position += 5;
                 Ok(ValueRef::Bool(false))
             }
-            Some(b'N') if self.bytes[self.position..].starts_with(b"NaN") => self.special_number(3),
+            Some(b'N') if self.bytes[self.position..].starts_with(b"NaN") => {
+                self.nan_count += 1;
+                self.special_number(3)
+            }
             Some(b'I') if self.bytes[self.position..].starts_with(b"Infinity") => {
                 self.special_number(8)
             }
@@ -289,7 +295,7 @@ impl<'a> Parser<'a> {
         if depth > MAX_DEPTH {
             return Err(self.error(JsonErrorKind::TooDeep));
         }
-        let start = self.position;
+        let (start, nan_count) = (self.position, self.nan_count);
         self.position += 1;
         let mut items = Vec::new();
         self.skip_whitespace();
@@ -298,6 +304,7 @@ impl<'a> Parser<'a> {
             return Ok(ValueRef::Array(ArrayRef {
                 items,
                 raw: &self.bytes[start..self.position],
+                has_nan: self.nan_count != nan_count,
             }));
         }
         loop {
@@ -313,6 +320,7 @@ impl<'a> Parser<'a> {
                     return Ok(ValueRef::Array(ArrayRef {
                         items,
                         raw: &self.bytes[start..self.position],
+                        has_nan: self.nan_count != nan_count,
                     }));
                 }
                 _ => return Err(self.error(JsonErrorKind::ExpectingComma)),
@@ -324,7 +332,7 @@ impl<'a> Parser<'a> {
         if depth > MAX_DEPTH {
             return Err(self.error(JsonErrorKind::TooDeep));
         }
-        let start = self.position;
+        let (start, nan_count) = (self.position, self.nan_count);
         self.position += 1;
         let mut members = Vec::new();
         self.skip_whitespace();
@@ -333,6 +341,7 @@ impl<'a> Parser<'a> {
             return Ok(ValueRef::Object(ObjectRef {
                 members,
                 raw: &self.bytes[start..self.position],
+                has_nan: self.nan_count != nan_count,
             }));
         }
         loop {
@@ -360,6 +369,7 @@ impl<'a> Parser<'a> {
                     return Ok(ValueRef::Object(ObjectRef {
                         members,
                         raw: &self.bytes[start..self.position],
+                        has_nan: self.nan_count != nan_count,
                     }));
                 }
                 _ => return Err(self.error(JsonErrorKind::ExpectingComma)),
@@ -380,6 +390,7 @@ mod tests {
             bytes,
             position: 0,
             carriage_return_seen: false,
+            nan_count: 0,
         };
         let mut has_escapes = false;
         let mut position = start;
@@ -434,7 +445,12 @@ mod tests {
             for piece in pieces {
                 bytes.extend_from_slice(piece);
             }
-            let parser = Parser { bytes: &bytes, position: 0, carriage_return_seen: false };
+            let parser = Parser {
+                bytes: &bytes,
+                position: 0,
+                carriage_return_seen: false,
+                nan_count: 0,
+            };
             prop_assert_eq!(
                 parser.scan_string(padding + 1),
                 scan_string_reference(&bytes, padding + 1)

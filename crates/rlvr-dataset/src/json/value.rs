@@ -110,6 +110,8 @@ pub enum ValueRef<'a> {
 pub struct ArrayRef<'a> {
     pub(crate) items: Vec<ValueRef<'a>>,
     pub(crate) raw: &'a [u8],
+    /// A `NaN` literal occurs somewhere inside.
+    pub(crate) has_nan: bool,
 }
 
 /// An object (members in written order, duplicates kept) and the exact text it was parsed from.
@@ -117,6 +119,8 @@ pub struct ArrayRef<'a> {
 pub struct ObjectRef<'a> {
     pub(crate) members: Vec<(JsonStr<'a>, ValueRef<'a>)>,
     pub(crate) raw: &'a [u8],
+    /// A `NaN` literal occurs somewhere inside.
+    pub(crate) has_nan: bool,
 }
 
 impl<'a> ArrayRef<'a> {
@@ -247,17 +251,27 @@ impl<'a> ValueRef<'a> {
 
     /// Python's `==` on the values `json.loads` would build.
     ///
-    /// Fast path: identical raw text is equal, unless it could contain `NaN` (which Python
-    /// never finds equal to another `NaN` parsed separately).
+    /// Fast path: identical raw text is equal, unless it holds a `NaN` literal (which Python
+    /// never finds equal to another `NaN` parsed separately; the parser notes where one is, so
+    /// the text need not be searched).
     pub fn python_eq(&self, other: &ValueRef<'_>) -> bool {
-        let (left, right) = (self.raw(), other.raw());
         if std::mem::discriminant(self) == std::mem::discriminant(other)
-            && left == right
-            && memchr::memmem::find(left, b"NaN").is_none()
+            && !self.contains_nan()
+            && self.raw() == other.raw()
         {
             return true;
         }
         self.python_eq_slow(other)
+    }
+
+    /// Whether a `NaN` literal occurs in this value.
+    fn contains_nan(&self) -> bool {
+        match self {
+            Self::Number(number) => number.text == "NaN",
+            Self::Array(array) => array.has_nan,
+            Self::Object(object) => object.has_nan,
+            Self::Null | Self::Bool(_) | Self::String(_) => false,
+        }
     }
 
     fn python_eq_slow(&self, other: &ValueRef<'_>) -> bool {
