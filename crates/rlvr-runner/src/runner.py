@@ -377,14 +377,20 @@ def kill_everything_else(child):
             pass
 
 
-def reap_all():
+def reap_all(wait_seconds=0.0):
+    """Reaps every exited child; with `wait_seconds`, waits (bounded) until none is left, so a
+    process killed a moment ago is gone, not a zombie, when the next test starts. Returns
+    whether no child is left."""
+    deadline = time.monotonic() + wait_seconds
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            return True
         if pid == 0:
-            return
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.0005)
 
 
 def run_test(state, header, stdin, extra_source):
@@ -432,7 +438,9 @@ def run_test(state, header, stdin, extra_source):
     wall_ms = (time.monotonic() - started) * 1000.0
     if timed_out or others_alive():
         kill_everything_else(child)
-    reap_all()
+        reap_all(wait_seconds=2.0 if os.getpid() == 1 else 0.0)
+    else:
+        reap_all()
     received = b""
     try:
         os.set_blocking(marker_read, False)
@@ -530,13 +538,16 @@ def reset(header):
     else might carry state."""
     import shutil
 
+    problems = []
     if os.getpid() == 1:
         try:
             os.kill(-1, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    reap_all()
-    problems = []
+        if not reap_all(wait_seconds=2.0):
+            problems.append("a process of the last job would not die")
+    else:
+        reap_all()
     work = header.get("work_directory")
     if work:
         try:
