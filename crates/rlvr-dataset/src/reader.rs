@@ -1,12 +1,13 @@
 //! Streaming, parallel reading of a JSON Lines file, rows delivered in file order.
 //!
-//! One thread reads the file in chunks that end on a line boundary (and, when asked, feeds every
-//! byte to SHA-256, so hashing overlaps with parsing); worker threads, one per core, split their
-//! chunk into lines and run the caller's `map` on each; the calling thread puts the chunks back
-//! in order and hands each row, with its position, to the caller's `consume`.
+//! One thread reads the file in chunks that end on a line boundary; when asked, a second thread
+//! feeds every chunk, in file order, to SHA-256 as soon as it is read, so hashing overlaps with
+//! parsing and neither waits for the other; worker threads, one per core, split their chunk into
+//! lines and run the caller's `map` on each; the calling thread puts the chunks back in order and
+//! hands each row, with its position, to the caller's `consume`.
 //!
-//! Memory is bounded: a fixed pool of chunk buffers circulates between the three stages and a
-//! chunk's buffer is reused only after its rows were consumed, so at most
+//! Memory is bounded: a fixed pool of chunk buffers circulates between the stages and a chunk's
+//! buffer is reused only after its rows were consumed and it was hashed, so at most
 //! `(2 * workers + 2) * chunk_bytes` of file data is held (plus a line longer than a chunk, which
 //! grows its buffer up to [`MAX_LINE_BYTES`]).
 //!
@@ -44,7 +45,7 @@ pub struct ReadOptions {
 impl Default for ReadOptions {
     fn default() -> Self {
         Self {
-            chunk_bytes: 16 << 20,
+            chunk_bytes: 4 << 20,
             workers: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             sha256: false,
         }

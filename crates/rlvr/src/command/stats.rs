@@ -1,7 +1,8 @@
 //! `rlvr stats`: the dataset card's "Dataset summary" figures computed from a file, as a
 //! Markdown table or (`--json`) one object with the keys of issue 3.
 //!
-//! The SHA-256 of the file is computed on the reading thread while other threads parse, unless
+//! The SHA-256 of the file is computed on a thread of its own, chunk by chunk in file order as the
+//! reader reads them, while other threads parse (so it costs little more than hashing), unless
 //! `--no-hash`. Lines that are not records are reported on stderr with their position and left
 //! out of the figures; the exit status is then 1. Exit 2: unreadable file or no record at all.
 
