@@ -73,3 +73,18 @@ pub(crate) fn init_logging() {
         .with_writer(std::io::stderr)
         .init();
 }
+
+/// Starts the sandbox for a command, mapping a failure to [`SANDBOX_UNAVAILABLE`].
+pub(crate) fn start_sandbox(allow_degraded: bool) -> anyhow::Result<rlvr_sandbox::Sandbox> {
+    let config = rlvr_sandbox::SandboxConfig {
+        allow_degraded,
+        ..rlvr_sandbox::SandboxConfig::default()
+    };
+    rlvr_sandbox::Sandbox::new(config).map_err(|error| {
+        Failure::new(
+            SANDBOX_UNAVAILABLE,
+            format!("the sandbox cannot start: {error}"),
+        )
+        .into()
+    })
+}

@@ -8,11 +8,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rlvr_sandbox::{Sandbox, SandboxConfig};
 use rlvr_server::{ServerConfig, serve_until_signal};
 use rlvr_verify::ProfileName;
 
-use crate::exit::{Failure, SANDBOX_UNAVAILABLE, Status, USAGE};
+use crate::exit::{Failure, Status, USAGE};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -47,16 +46,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     let config = resolve(&args)?;
-    let sandbox = Sandbox::new(SandboxConfig {
-        allow_degraded: args.allow_degraded,
-        ..SandboxConfig::default()
-    })
-    .map_err(|error| {
-        Failure::new(
-            SANDBOX_UNAVAILABLE,
-            format!("the sandbox cannot start: {error}"),
-        )
-    })?;
+    let sandbox = crate::exit::start_sandbox(args.allow_degraded)?;
     if !config.address.ip().is_loopback() && config.token.is_none() {
         eprintln!(
             "rlvr serve: warning: listening on {} without --token-file: anyone who can reach it can run code in the sandbox",

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use rlvr_engine::{Engine, EngineConfig, InOrder, Job, JobTests, parse_job_line};
-use rlvr_sandbox::{RunRequest, Sandbox, SandboxConfig};
+use rlvr_sandbox::{RunRequest, Sandbox};
 use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, describe_profiles};
 use serde_json::Value;
 
@@ -96,16 +96,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         )),
         None => Box::new(std::io::BufWriter::new(std::io::stdout())),
     };
-    let sandbox = Sandbox::new(SandboxConfig {
-        allow_degraded: args.allow_degraded,
-        ..SandboxConfig::default()
-    })
-    .map_err(|error| {
-        Failure::new(
-            SANDBOX_UNAVAILABLE,
-            format!("the sandbox cannot start: {error}"),
-        )
-    })?;
+    let sandbox = crate::exit::start_sandbox(args.allow_degraded)?;
     if profile.name == ProfileName::Klear {
         require_scientific_modules(&sandbox)?;
     }
