@@ -527,3 +527,69 @@ fn jobs_can_come_on_standard_input() {
     assert!(output.status.success());
     assert_eq!(results(&output)[0]["score"], 1.0);
 }
+
+/// Klear's functional prefix imports numpy and pandas: with an interpreter that lacks them,
+/// `rlvr verify --profile klear` refuses with a clear error instead of failing every test.
+/// The bare interpreter is a copy of the test interpreter's prefix without site-packages.
+#[test]
+fn klear_refuses_an_interpreter_without_numpy_and_pandas() {
+    let prefix_probe = Command::new(python())
+        .args(["-c", "import sys, os; print(sys.base_prefix); print(os.path.basename(os.path.realpath(sys.executable)))"])
+        .output()
+        .unwrap();
+    let probe = String::from_utf8_lossy(&prefix_probe.stdout).into_owned();
+    let mut lines = probe.lines();
+    let (prefix, executable) = (
+        lines.next().unwrap().to_owned(),
+        lines.next().unwrap().to_owned(),
+    );
+    let directory = tempfile::tempdir().unwrap();
+    let bare = directory.path().join("bare");
+    std::fs::create_dir(&bare).unwrap();
+    let copied = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "tar -C '{prefix}' -cf - --exclude='lib/python3*/site-packages' --exclude='lib/python3*/test' bin lib | tar -C '{}' -xf -",
+            bare.display()
+        ))
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let interpreter = bare.join("bin").join(executable);
+    let jobs = write_jobs(
+        directory.path(),
+        "jobs.jsonl",
+        &[job("a", &fenced(SUM), &sum_truth())],
+    );
+    let output = rlvr()
+        .arg("verify")
+        .arg(&jobs)
+        .args(["--profile", "klear"])
+        .env("RLVR_PYTHON", &interpreter)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("numpy and pandas") && stderr.contains("scripts/setup"),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty(), "nothing is scored");
+    let judge = rlvr()
+        .arg("verify")
+        .arg(&jobs)
+        .env("RLVR_PYTHON", &interpreter)
+        .output()
+        .unwrap();
+    assert!(
+        judge.status.success(),
+        "judge needs neither: {}",
+        String::from_utf8_lossy(&judge.stderr)
+    );
+    assert_eq!(results(&judge)[0]["score"], 1.0);
+}
