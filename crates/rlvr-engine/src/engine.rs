@@ -5,12 +5,14 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
 use rlvr_sandbox::Sandbox;
 use rlvr_verify::{JobResult, Plan, PlanOptions, Profile, TestSuite, Verdict, aggregate, plan};
 
 use crate::executor::Executor;
+use crate::sharing::HelpBoard;
 
 /// One response to score.
 #[derive(Debug, Clone)]
@@ -58,6 +60,8 @@ pub struct EngineStatistics {
     pub verdicts: [AtomicU64; Verdict::ALL.len()],
     /// Jobs waiting in the queue right now.
     pub queued: AtomicU64,
+    /// Times a worker with nothing queued helped run another worker's big job.
+    pub helped_stages: AtomicU64,
 }
 
 /// The queue is full: try again later.
@@ -93,15 +97,17 @@ impl Engine {
         let (sender, receiver) = crossbeam_channel::bounded::<Task>(config.queue_capacity.max(1));
         let cancelled = Arc::new(AtomicBool::new(false));
         let statistics = Arc::new(EngineStatistics::default());
+        let board = Arc::new(HelpBoard::default());
         let workers = (0..config.workers.max(1))
             .map(|index| {
                 let receiver: Receiver<Task> = receiver.clone();
                 let sandbox = sandbox.clone();
                 let cancelled = Arc::clone(&cancelled);
                 let statistics = Arc::clone(&statistics);
+                let board = Arc::clone(&board);
                 std::thread::Builder::new()
                     .name(format!("rlvr-worker-{index}"))
-                    .spawn(move || work(&sandbox, &receiver, &cancelled, &statistics))
+                    .spawn(move || work(&sandbox, &receiver, &cancelled, &statistics, &board))
                     .expect("the operating system starts a worker thread")
             })
             .collect();
@@ -175,11 +181,30 @@ fn work(
     receiver: &Receiver<Task>,
     cancelled: &AtomicBool,
     statistics: &EngineStatistics,
+    board: &HelpBoard,
 ) {
     let mut executor = Executor::new(sandbox, cancelled);
-    for Task { job, reply } in receiver.iter() {
+    loop {
+        let task = match receiver.try_recv() {
+            Ok(task) => task,
+            Err(TryRecvError::Disconnected) => return,
+            Err(TryRecvError::Empty) => {
+                // Nothing queued: help a worker that is running a big job.
+                if let Some(stage) = board.find() {
+                    executor.help(&stage);
+                    statistics.helped_stages.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                match receiver.recv_timeout(Duration::from_millis(20)) {
+                    Ok(task) => task,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+        };
+        let Task { job, reply } = task;
         statistics.queued.fetch_sub(1, Ordering::Relaxed);
-        let result = score(&mut executor, &job);
+        let result = score(&mut executor, &job, board);
         if let Some(tests) = &result.tests {
             for test in tests {
                 if test.verdict != Verdict::Skipped {
@@ -198,11 +223,12 @@ fn work(
 }
 
 /// Plans and executes one job.
-fn score(executor: &mut Executor<'_>, job: &Job) -> JobResult {
+fn score(executor: &mut Executor<'_>, job: &Job, board: &HelpBoard) -> JobResult {
     match plan(&job.profile, &job.response, &job.suite, &job.options) {
         Plan::Finished(result) => result,
         Plan::Execute(execution) => {
-            let run = executor.execute(&job.profile, &execution);
+            let execution = Arc::new(execution);
+            let run = executor.execute(&job.profile, &execution, board);
             aggregate(&execution, &run)
         }
     }

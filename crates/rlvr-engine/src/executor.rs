@@ -6,9 +6,11 @@
 //! test get `sandbox_error` (and the job `sandbox_error`, never a silent 0).
 
 use std::os::fd::OwnedFd;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::sharing::{self, HelpBoard, SharedStage};
 use rlvr_runner::{Harness, Outcome, Runner, RunnerError, TestLimits, TestReport};
 use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec, WORK_DIRECTORY};
 use rlvr_verify::{
@@ -84,7 +86,12 @@ impl<'a> Executor<'a> {
     }
 
     /// Runs every stage the plan needs and returns the verdicts.
-    pub(crate) fn execute(&mut self, profile: &Profile, plan: &ExecutionPlan) -> JobRun {
+    pub(crate) fn execute(
+        &mut self,
+        profile: &Arc<Profile>,
+        plan: &Arc<ExecutionPlan>,
+        board: &HelpBoard,
+    ) -> JobRun {
         let started = Instant::now();
         let job_deadline = started + plan.limits.job_deadline;
         let key = SessionKey::of(profile, plan);
@@ -106,6 +113,21 @@ impl<'a> Executor<'a> {
                 })
             {
                 break;
+            }
+            if sharing::shareable(stage) {
+                let shared = Arc::new(SharedStage::new(
+                    Arc::clone(profile),
+                    Arc::clone(plan),
+                    stage_index,
+                    job_deadline,
+                ));
+                board.post(&shared);
+                drain(&mut job, &shared, self.cancelled);
+                board.remove(&shared);
+                let runs = shared.finish();
+                run.deadline_exceeded |= shared.deadline_exceeded.load(Ordering::Relaxed);
+                run.stages.push(runs);
+                continue;
             }
             let stage_deadline = stage.budget.map(|budget| Instant::now() + budget);
             let mut runs = Vec::with_capacity(stage.programs.len());
@@ -148,6 +170,53 @@ impl<'a> Executor<'a> {
         }
         self.kept = job.session.take().map(|session| (key, session));
         run
+    }
+}
+
+impl Executor<'_> {
+    /// Runs tests of another worker's shared stage until none is left to claim.
+    pub(crate) fn help(&mut self, shared: &SharedStage) {
+        let key = SessionKey::of(&shared.profile, &shared.plan);
+        let session = self.reusable_session(&key);
+        let mut job = JobExecution {
+            sandbox: self.sandbox,
+            plan: &shared.plan,
+            profile: &shared.profile,
+            session,
+            restarts: 0,
+        };
+        drain(&mut job, shared, self.cancelled);
+        self.kept = job.session.take().map(|session| (key, session));
+    }
+}
+
+/// Claims and runs tests of a shared stage until none is left.
+fn drain(job: &mut JobExecution<'_>, shared: &SharedStage, cancelled: &AtomicBool) {
+    let stage = &shared.plan.stages[shared.stage];
+    while let Some(position) = shared.claim(cancelled) {
+        let now = Instant::now();
+        if now >= shared.deadline {
+            shared.deadline_exceeded.store(true, Ordering::Relaxed);
+            shared.complete(
+                position,
+                TestRun {
+                    verdict: Verdict::Timeout,
+                    wall_time: None,
+                },
+            );
+            continue;
+        }
+        let time_limit = stage.time_per_test.min(shared.deadline - now);
+        let program = &shared.plan.programs[stage.programs[position]];
+        let result = job.run_test(program, time_limit);
+        let verdict = judge_test(&shared.profile, program, &result);
+        shared.complete(
+            position,
+            TestRun {
+                verdict,
+                wall_time: result.wall_time,
+            },
+        );
     }
 }
 

@@ -7,6 +7,7 @@ mod executor;
 mod in_order;
 mod job_line;
 mod result_line;
+mod sharing;
 
 pub use engine::{Engine, EngineConfig, EngineStatistics, Job, QueueFull, Reply};
 pub use in_order::InOrder;

@@ -114,3 +114,69 @@ fn nothing_a_job_leaves_behind_reaches_the_next_job_on_the_same_runner() {
     );
     engine.shutdown();
 }
+
+#[test]
+fn an_idle_worker_helps_run_a_big_job_and_the_result_is_the_same() {
+    let sandbox = Sandbox::new(SandboxConfig::default()).unwrap();
+    let engine = Engine::start(
+        sandbox,
+        EngineConfig {
+            workers: 2,
+            queue_capacity: 4,
+        },
+    );
+    let count = 120;
+    let inputs: Vec<String> = (0..count)
+        .map(|index| format!("{index} {index}\n"))
+        .collect();
+    let outputs: Vec<String> = (0..count).map(|index| format!("{}\n", 2 * index)).collect();
+    let truth = serde_json::json!({"inputs": inputs, "outputs": outputs});
+    let slow_sum = "import time\ntime.sleep(0.02)\na, b = map(int, input().split())\nprint(a + b)";
+    let wrong_at_77 = "a, b = map(int, input().split())\nprint(a + b if a != 77 else -1)";
+    let mut binary = job(ProfileName::Judge, &fenced(wrong_at_77), truth.clone());
+    binary.profile = Arc::new(
+        Profile::named(ProfileName::Judge)
+            .with_binary_reward()
+            .unwrap(),
+    );
+    let results = score_all(
+        &engine,
+        vec![
+            job(ProfileName::Judge, &fenced(slow_sum), truth.clone()),
+            job(ProfileName::Judge, &fenced(wrong_at_77), truth),
+            binary,
+        ],
+    );
+    assert_eq!(
+        (results[0].score, results[0].passed, results[0].total),
+        (Some(1.0), count, count)
+    );
+    let verdicts: Vec<_> = results[1]
+        .tests
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|test| test.verdict)
+        .collect();
+    assert_eq!(verdicts.len(), count);
+    assert_eq!(
+        results[1].passed,
+        count - 1,
+        "exactly test 77 fails, whoever ran it"
+    );
+    assert_eq!(verdicts[77], rlvr_verify::Verdict::WrongAnswer);
+    assert_eq!(
+        results[2].score,
+        Some(0.0),
+        "a binary reward stops at the failure"
+    );
+    assert!(
+        engine
+            .statistics()
+            .helped_stages
+            .load(std::sync::atomic::Ordering::Relaxed)
+            > 0,
+        "the second worker had nothing queued and should have helped"
+    );
+    engine.shutdown();
+}

@@ -1,0 +1,153 @@
+//! Sharing one big job's tests between workers. Jobs range from 16 to 1,226 tests: when a worker
+//! runs a stage with many tests, it posts the stage on the [`HelpBoard`], and workers that find
+//! the queue empty claim its tests one at a time, each through its own runner. The last tests of
+//! a batch then no longer run on one core while the other idles.
+//!
+//! Only stages whose tests are independent are shared: not prime's first pass (one process and
+//! one time budget for all its tests in the reference).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+use rlvr_verify::{ExecutionPlan, Profile, Stage, TestRun, Verdict};
+
+/// A stage needs at least this many tests to be worth a second runner's start-up.
+pub(crate) const SHARE_THRESHOLD: usize = 48;
+
+/// Whether a stage may be split between workers.
+pub(crate) fn shareable(stage: &Stage) -> bool {
+    stage.programs.len() >= SHARE_THRESHOLD && !stage.shared_process && stage.budget.is_none()
+}
+
+/// One stage of one job whose tests any worker may claim.
+pub(crate) struct SharedStage {
+    pub(crate) profile: Arc<Profile>,
+    pub(crate) plan: Arc<ExecutionPlan>,
+    pub(crate) stage: usize,
+    /// Tests must finish by then (the job's deadline).
+    pub(crate) deadline: Instant,
+    pub(crate) deadline_exceeded: AtomicBool,
+    state: Mutex<StageState>,
+    idle: Condvar,
+}
+
+struct StageState {
+    /// Next position in the stage's program list to hand out.
+    next: usize,
+    /// Claimed and not yet completed.
+    outstanding: usize,
+    /// A failure ended a stage that may stop at its first failure.
+    stopped: bool,
+    results: Vec<Option<TestRun>>,
+}
+
+impl SharedStage {
+    pub(crate) fn new(
+        profile: Arc<Profile>,
+        plan: Arc<ExecutionPlan>,
+        stage: usize,
+        deadline: Instant,
+    ) -> Self {
+        let length = plan.stages[stage].programs.len();
+        Self {
+            profile,
+            plan,
+            stage,
+            deadline,
+            deadline_exceeded: AtomicBool::new(false),
+            state: Mutex::new(StageState {
+                next: 0,
+                outstanding: 0,
+                stopped: false,
+                results: vec![None; length],
+            }),
+            idle: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, StageState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Hands out the next test (a position in the stage), or `None` when there is none left.
+    pub(crate) fn claim(&self, cancelled: &AtomicBool) -> Option<usize> {
+        let mut state = self.lock();
+        if state.stopped || cancelled.load(Ordering::Relaxed) || state.next >= state.results.len() {
+            return None;
+        }
+        let position = state.next;
+        state.next += 1;
+        state.outstanding += 1;
+        Some(position)
+    }
+
+    /// Records a claimed test's run.
+    pub(crate) fn complete(&self, position: usize, run: TestRun) {
+        let may_stop = self.plan.stages[self.stage].may_stop_at_first_failure;
+        let mut state = self.lock();
+        if run.verdict != Verdict::Pass && may_stop {
+            state.stopped = true;
+        }
+        state.results[position] = Some(run);
+        state.outstanding -= 1;
+        self.idle.notify_all();
+    }
+
+    /// Whether a helper would find a test to claim.
+    fn has_work(&self) -> bool {
+        let state = self.lock();
+        !state.stopped && state.next < state.results.len()
+    }
+
+    /// Waits until every claimed test is complete, then returns the runs in stage order (tests
+    /// never run are `skipped`).
+    pub(crate) fn finish(&self) -> Vec<TestRun> {
+        let mut state = self.lock();
+        while state.outstanding > 0 {
+            state = self
+                .idle
+                .wait(state)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        state
+            .results
+            .iter()
+            .map(|run| {
+                run.unwrap_or(TestRun {
+                    verdict: Verdict::Skipped,
+                    wall_time: None,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Stages open for help, shared by all workers of an engine.
+#[derive(Default)]
+pub(crate) struct HelpBoard {
+    stages: Mutex<Vec<Arc<SharedStage>>>,
+}
+
+impl HelpBoard {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<SharedStage>>> {
+        self.stages
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn post(&self, stage: &Arc<SharedStage>) {
+        self.lock().push(Arc::clone(stage));
+    }
+
+    pub(crate) fn remove(&self, stage: &Arc<SharedStage>) {
+        self.lock().retain(|posted| !Arc::ptr_eq(posted, stage));
+    }
+
+    /// A posted stage with tests left to claim.
+    pub(crate) fn find(&self) -> Option<Arc<SharedStage>> {
+        self.lock().iter().find(|stage| stage.has_work()).cloned()
+    }
+}
