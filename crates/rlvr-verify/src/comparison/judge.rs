@@ -5,7 +5,8 @@
 //! agree within 1e-6 absolutely or relatively; integers and words must be identical.
 //! Symmetric by construction.
 
-use crate::python_text::{python_split_whitespace, python_strip};
+use super::lines_of_tokens_match;
+use crate::python_text::python_strip;
 
 const TOLERANCE: f64 = 1e-6;
 
@@ -70,17 +71,5 @@ pub fn judge_tokens_equal(actual: &str, expected: &str) -> bool {
     // Stripping each line removes the `\r` of a `\r\n`, which normalises line endings.
     let actual_lines = normalised_lines(actual);
     let expected_lines = normalised_lines(expected);
-    actual_lines.len() == expected_lines.len()
-        && actual_lines
-            .iter()
-            .zip(&expected_lines)
-            .all(|(left, right)| {
-                let left_tokens: Vec<&str> = python_split_whitespace(left).collect();
-                let right_tokens: Vec<&str> = python_split_whitespace(right).collect();
-                left_tokens.len() == right_tokens.len()
-                    && left_tokens
-                        .iter()
-                        .zip(&right_tokens)
-                        .all(|(left_token, right_token)| tokens_equal(left_token, right_token))
-            })
+    lines_of_tokens_match(&actual_lines, &expected_lines, tokens_equal)
 }

@@ -73,3 +73,26 @@ impl OutputComparison {
         }
     }
 }
+
+/// Same number of lines, and in each pair of lines the same number of whitespace-separated
+/// tokens (Python's `str.split()`), every pair accepted by `token_matches`.
+pub(crate) fn lines_of_tokens_match(
+    actual_lines: &[&str],
+    expected_lines: &[&str],
+    token_matches: fn(&str, &str) -> bool,
+) -> bool {
+    use crate::python_text::python_split_whitespace;
+    actual_lines.len() == expected_lines.len()
+        && actual_lines
+            .iter()
+            .zip(expected_lines)
+            .all(|(left, right)| {
+                let left_tokens: Vec<&str> = python_split_whitespace(left).collect();
+                let right_tokens: Vec<&str> = python_split_whitespace(right).collect();
+                left_tokens.len() == right_tokens.len()
+                    && left_tokens
+                        .iter()
+                        .zip(&right_tokens)
+                        .all(|(left_token, right_token)| token_matches(left_token, right_token))
+            })
+}

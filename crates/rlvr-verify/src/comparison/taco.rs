@@ -11,7 +11,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::python_text::{numpy_isclose, python_float, python_split_whitespace, python_strip};
+use super::lines_of_tokens_match;
+use crate::python_text::{numpy_isclose, python_float, python_strip};
 
 fn non_empty_lines(text: &str) -> Vec<&str> {
     text.split('\n')
@@ -44,20 +45,7 @@ pub fn taco_cascade_equal(actual: &str, expected: &str) -> bool {
     }
     let actual_lines = non_empty_lines(actual);
     let expected_lines = non_empty_lines(expected);
-    if actual_lines.len() == expected_lines.len()
-        && actual_lines
-            .iter()
-            .zip(&expected_lines)
-            .all(|(left, right)| {
-                let left_tokens: Vec<&str> = python_split_whitespace(left).collect();
-                let right_tokens: Vec<&str> = python_split_whitespace(right).collect();
-                left_tokens.len() == right_tokens.len()
-                    && left_tokens
-                        .iter()
-                        .zip(&right_tokens)
-                        .all(|(left_token, right_token)| tokens_accepted(left_token, right_token))
-            })
-    {
+    if lines_of_tokens_match(&actual_lines, &expected_lines, tokens_accepted) {
         return true;
     }
     let actual_set: BTreeSet<&str> = actual_lines.into_iter().collect();
