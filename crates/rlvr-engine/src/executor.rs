@@ -412,6 +412,7 @@ fn execution_result(report: TestReport, out_of_memory: bool) -> ExecutionResult 
         output_exceeded: report.stdout_truncated,
         sandbox_error: None,
         wall_time: Some(Duration::from_secs_f64(report.wall_ms / 1000.0)),
+        completed: Some(report.completed),
         stdout: report.stdout,
     }
 }

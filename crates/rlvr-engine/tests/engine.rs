@@ -180,3 +180,31 @@ fn an_idle_worker_helps_run_a_big_job_and_the_result_is_the_same() {
     );
     engine.shutdown();
 }
+
+#[test]
+fn a_forged_judge_sentinel_does_not_pass() {
+    let engine = engine();
+    // The solution finds the sentinel among its own code's constants, prints it and leaves
+    // before the appended assert can run: the printed sentinel matches, the run is incomplete.
+    let forger = "import os, sys\n\
+        def add(a, b):\n    return a - b\n\
+        constants = sys._getframe().f_code.co_consts\n\
+        found = [c for c in constants if isinstance(c, str) and 'rlvr-sentinel-' in c]\n\
+        print(found[0] if found else 'no sentinel found', flush=True)\n\
+        os._exit(0)";
+    let truth = serde_json::json!({"functional": ["assert add(1, 2) == 3"]});
+    let results = score_all(
+        &engine,
+        vec![job(ProfileName::Judge, &fenced(forger), truth)],
+    );
+    let verdicts: Vec<_> = results[0]
+        .tests
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|test| test.verdict)
+        .collect();
+    assert_eq!(verdicts, [rlvr_verify::Verdict::WrongAnswer]);
+    assert_eq!(results[0].score, Some(0.0));
+    engine.shutdown();
+}

@@ -77,6 +77,9 @@ pub struct ExecutionResult {
     pub sandbox_error: Option<String>,
     /// Wall time of the run, for reports.
     pub wall_time: Option<Duration>,
+    /// Whether the program ran to its last statement, when the executor can tell (the warm
+    /// runner writes a per-test nonce after the last statement; `exit()` and `os._exit` skip it).
+    pub completed: Option<bool>,
 }
 
 /// Judges one executed test program under a profile's rules.
@@ -105,6 +108,11 @@ pub fn judge_test(profile: &Profile, program: &TestProgram, result: &ExecutionRe
     // test); a lossy decode keeps bad bytes from ever matching.
     let stdout = String::from_utf8_lossy(&result.stdout);
     if let Some(sentinel) = &program.sentinel {
+        // A program that printed the sentinel itself but never reached the end of the appended
+        // assert (it exited first) does not pass.
+        if result.completed == Some(false) {
+            return Verdict::WrongAnswer;
+        }
         let last_line = stdout
             .lines()
             .map(python_strip)
