@@ -28,11 +28,17 @@ fn arrow_error(column: &str) -> impl Fn(ArrowError) -> ProductsError + '_ {
 
 /// A non-null `string` array with one value per item.
 pub fn strings<'a>(
-    values: impl Iterator<Item = &'a str>,
+    values: impl Iterator<Item = &'a str> + Clone,
     column: &str,
 ) -> Result<ArrayRef, ProductsError> {
-    let mut bytes = Vec::new();
-    let mut offsets = vec![0i32];
+    // Sized exactly up front: row groups hold tens of megabytes, and growing by doubling would
+    // copy them several times.
+    let (count, total) = values.clone().fold((0, 0), |(count, total), value| {
+        (count + 1, total + value.len())
+    });
+    let mut bytes = Vec::with_capacity(total);
+    let mut offsets = Vec::with_capacity(count + 1);
+    offsets.push(0i32);
     for value in values {
         bytes.extend_from_slice(value.as_bytes());
         offsets.push(offset(bytes.len(), column)?);
@@ -48,12 +54,19 @@ pub fn strings<'a>(
 
 /// All strings of several lists concatenated, as one flat `string` array, plus the list offsets.
 fn flatten<'a>(
-    lists: impl Iterator<Item = &'a StringList>,
+    lists: impl Iterator<Item = &'a StringList> + Clone,
     column: &str,
 ) -> Result<(StringArray, OffsetBuffer<i32>), ProductsError> {
-    let mut bytes = Vec::new();
-    let mut value_offsets = vec![0i32];
-    let mut list_offsets = vec![0i32];
+    let (rows, values, total) = lists
+        .clone()
+        .fold((0, 0, 0), |(rows, values, total), list| {
+            (rows + 1, values + list.len(), total + list.byte_len())
+        });
+    let mut bytes = Vec::with_capacity(total);
+    let mut value_offsets = Vec::with_capacity(values + 1);
+    value_offsets.push(0i32);
+    let mut list_offsets = Vec::with_capacity(rows + 1);
+    list_offsets.push(0i32);
     for list in lists {
         let base = bytes.len();
         bytes.extend_from_slice(list.bytes());
@@ -78,7 +91,7 @@ pub fn string_item() -> Arc<Field> {
 
 /// A `list<string>` column, one list per row.
 pub fn string_lists<'a>(
-    lists: impl Iterator<Item = &'a StringList>,
+    lists: impl Iterator<Item = &'a StringList> + Clone,
     column: &str,
 ) -> Result<ArrayRef, ProductsError> {
     let (values, offsets) = flatten(lists, column)?;

@@ -15,6 +15,12 @@ impl StringList {
         self.ends.push(self.bytes.len());
     }
 
+    /// Reserves room for `bytes` more bytes of text and `count` more strings.
+    pub fn reserve(&mut self, bytes: usize, count: usize) {
+        self.bytes.reserve(bytes);
+        self.ends.reserve(count);
+    }
+
     /// Number of strings.
     pub fn len(&self) -> usize {
         self.ends.len()
