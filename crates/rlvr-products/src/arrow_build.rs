@@ -116,12 +116,14 @@ pub fn prompt_type() -> DataType {
     )))
 }
 
-/// The `prompt` column from per-row roles and contents.
-pub fn prompts<'a>(
-    messages: impl Iterator<Item = (&'a StringList, &'a StringList)> + Clone,
+/// The `prompt` column from per-item roles and contents (taken, not copied, from a single item).
+pub fn prompts<T>(
+    items: &mut [T],
+    roles: impl Fn(&mut T) -> &mut StringList,
+    contents: impl Fn(&mut T) -> &mut StringList,
 ) -> Result<ArrayRef, ProductsError> {
-    let (roles, offsets) = flatten(messages.clone().map(|(roles, _)| roles), "prompt.role")?;
-    let (contents, _) = flatten(messages.map(|(_, contents)| contents), "prompt.content")?;
+    let (roles, offsets) = flatten_taking(items, roles, "prompt.role")?;
+    let (contents, _) = flatten_taking(items, contents, "prompt.content")?;
     let structs = StructArray::try_new(
         message_fields(),
         vec![Arc::new(roles), Arc::new(contents)],
@@ -135,6 +137,75 @@ pub fn prompts<'a>(
     let array = ListArray::try_new(item, offsets, Arc::new(structs), None)
         .map_err(arrow_error("prompt"))?;
     Ok(Arc::new(array))
+}
+
+/// A non-null `string` column of one string field per item. From a single item the string's
+/// buffer becomes the array's (no copy; the field is left empty); from several they are copied.
+pub fn strings_taking<T>(
+    items: &mut [T],
+    field: impl Fn(&mut T) -> &mut String,
+    column: &str,
+) -> Result<ArrayRef, ProductsError> {
+    if let [item] = items {
+        let text = std::mem::take(field(item));
+        let end = offset(text.len(), column)?;
+        let array = StringArray::try_new(
+            OffsetBuffer::new(ScalarBuffer::from(vec![0, end])),
+            Buffer::from_vec(text.into_bytes()),
+            None,
+        )
+        .map_err(arrow_error(column))?;
+        return Ok(Arc::new(array));
+    }
+    let values: Vec<&str> = items
+        .iter_mut()
+        .map(|item| -> &str { field(item) })
+        .collect();
+    strings(values.iter().copied(), column)
+}
+
+/// A `list<string>` column of one list field per item, taken as [`strings_taking`] takes.
+pub fn string_lists_taking<T>(
+    items: &mut [T],
+    field: impl Fn(&mut T) -> &mut StringList,
+    column: &str,
+) -> Result<ArrayRef, ProductsError> {
+    let (values, offsets) = flatten_taking(items, field, column)?;
+    let array = ListArray::try_new(string_item(), offsets, Arc::new(values), None)
+        .map_err(arrow_error(column))?;
+    Ok(Arc::new(array))
+}
+
+/// [`flatten`], taking the buffers of a single item's list instead of copying them.
+fn flatten_taking<T>(
+    items: &mut [T],
+    field: impl Fn(&mut T) -> &mut StringList,
+    column: &str,
+) -> Result<(StringArray, OffsetBuffer<i32>), ProductsError> {
+    if let [item] = items {
+        let (bytes, ends) = std::mem::take(field(item)).into_parts();
+        let mut value_offsets = Vec::with_capacity(ends.len() + 1);
+        value_offsets.push(0i32);
+        for end in ends {
+            value_offsets.push(offset(end, column)?);
+        }
+        let count = offset(value_offsets.len() - 1, column)?;
+        let values = StringArray::try_new(
+            OffsetBuffer::new(ScalarBuffer::from(value_offsets)),
+            Buffer::from_vec(bytes),
+            None,
+        )
+        .map_err(arrow_error(column))?;
+        return Ok((
+            values,
+            OffsetBuffer::new(ScalarBuffer::from(vec![0, count])),
+        ));
+    }
+    let lists: Vec<&StringList> = items
+        .iter_mut()
+        .map(|item| -> &StringList { field(item) })
+        .collect();
+    flatten(lists.iter().copied(), column)
 }
 
 /// A non-null `bool` column.

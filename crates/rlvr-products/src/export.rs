@@ -145,11 +145,15 @@ pub fn export_parquet(
                         Ok(receiver) => receiver.recv(),
                         Err(_) => return,
                     };
-                    let Ok((sequence, rows)) = next else { return };
+                    let Ok((sequence, mut rows)) = next else {
+                        return;
+                    };
                     let count = rows.len() as u64;
-                    let encoded = layout
-                        .batch(&rows, split)
-                        .and_then(|batch| encoder.encode_row_group(&batch));
+                    let encoded = encoder.encode_row_group(
+                        runs(&mut rows)
+                            .into_iter()
+                            .map(|run| layout.batch(run, split)),
+                    );
                     drop(rows);
                     if chunk_sender.send((sequence, count, encoded)).is_err() {
                         return;
@@ -222,6 +226,30 @@ pub fn export_parquet(
     .map_err(|source| ProductsError::io(&readme, source))?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// A row with at least this much text is encoded on its own, its text moved into Arrow rather
+/// than copied; smaller rows are batched (copied) until a batch holds this much.
+const RUN_BYTES: usize = 128 << 10;
+
+/// Cuts a row group into the batches it is encoded from (see [`RUN_BYTES`]).
+fn runs(mut rows: &mut [ExportRow]) -> Vec<&mut [ExportRow]> {
+    let mut runs = Vec::new();
+    while !rows.is_empty() {
+        let (mut end, mut bytes) = (0, 0);
+        while end < rows.len() && bytes < RUN_BYTES {
+            let row_bytes = rows[end].text_bytes();
+            if end > 0 && row_bytes >= RUN_BYTES {
+                break;
+            }
+            bytes += row_bytes;
+            end += 1;
+        }
+        let (run, rest) = std::mem::take(&mut rows).split_at_mut(end);
+        runs.push(run);
+        rows = rest;
+    }
+    runs
 }
 
 fn check_options(options: &ExportOptions) -> Result<(), ProductsError> {

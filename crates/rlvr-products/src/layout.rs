@@ -21,7 +21,8 @@ use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 
 use crate::arrow_build::{
-    booleans, integers, prompt_type, prompts, string_item, string_lists, strings, structure,
+    booleans, integers, prompt_type, prompts, string_item, string_lists_taking, strings,
+    strings_taking, structure,
 };
 use crate::error::ProductsError;
 use crate::row::ExportRow;
@@ -80,24 +81,23 @@ impl Layout {
         Arc::new(Schema::new(fields))
     }
 
-    /// The record batch for `rows`; `split` fills verl's `extra_info.split`.
-    pub fn batch(self, rows: &[ExportRow], split: &str) -> Result<RecordBatch, ProductsError> {
+    /// The record batch for `rows`; `split` fills verl's `extra_info.split`. The text of a single
+    /// row is moved into the batch rather than copied (its text fields are left empty).
+    pub fn batch(self, rows: &mut [ExportRow], split: &str) -> Result<RecordBatch, ProductsError> {
         let prompt = prompts(
-            rows.iter()
-                .map(|row| (&row.prompt_roles, &row.prompt_contents)),
+            rows,
+            |row| &mut row.prompt_roles,
+            |row| &mut row.prompt_contents,
         )?;
-        let ground_truth = strings(
-            rows.iter().map(|row| row.ground_truth.as_str()),
-            "ground_truth",
-        )?;
+        let ground_truth = strings_taking(rows, |row| &mut row.ground_truth, "ground_truth")?;
         let hash = strings(rows.iter().map(|row| row.hash.as_str()), "hash")?;
         let columns = match self {
             Self::Hf => vec![
                 prompt,
                 strings(rows.iter().map(ExportRow::test_kind), "test_kind")?,
-                string_lists(rows.iter().map(|row| &row.inputs), "inputs")?,
-                string_lists(rows.iter().map(|row| &row.outputs), "outputs")?,
-                string_lists(rows.iter().map(|row| &row.functional_tests), "functional")?,
+                string_lists_taking(rows, |row| &mut row.inputs, "inputs")?,
+                string_lists_taking(rows, |row| &mut row.outputs, "outputs")?,
+                string_lists_taking(rows, |row| &mut row.functional_tests, "functional")?,
                 ground_truth,
                 hash,
                 integers(rows.iter().map(|row| row.row as i64)),

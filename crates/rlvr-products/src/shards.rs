@@ -114,23 +114,27 @@ impl Encoder {
         })
     }
 
-    /// Encodes and compresses one row group into finished column chunks.
+    /// Encodes and compresses one row group, given as consecutive batches, into finished column
+    /// chunks.
     pub fn encode_row_group(
         &self,
-        batch: &RecordBatch,
+        batches: impl IntoIterator<Item = Result<RecordBatch, ProductsError>>,
     ) -> Result<Vec<ArrowColumnChunk>, ProductsError> {
         let error = |source| ProductsError::parquet("(row group)", source);
         let mut writers = self.factory.create_column_writers(0).map_err(error)?;
-        let mut next_writer = writers.iter_mut();
-        for (array, field) in batch.columns().iter().zip(batch.schema().fields()) {
-            for leaf in compute_leaves(field, array).map_err(error)? {
-                let Some(writer) = next_writer.next() else {
-                    return Err(ProductsError::InvalidOption {
-                        option: "(schema)",
-                        reason: "more leaf columns than column writers".to_owned(),
-                    });
-                };
-                writer.write(&leaf).map_err(error)?;
+        for batch in batches {
+            let batch = batch?;
+            let mut next_writer = writers.iter_mut();
+            for (array, field) in batch.columns().iter().zip(batch.schema().fields()) {
+                for leaf in compute_leaves(field, array).map_err(error)? {
+                    let Some(writer) = next_writer.next() else {
+                        return Err(ProductsError::InvalidOption {
+                            option: "(schema)",
+                            reason: "more leaf columns than column writers".to_owned(),
+                        });
+                    };
+                    writer.write(&leaf).map_err(error)?;
+                }
             }
         }
         writers

@@ -21,6 +21,11 @@ impl StringList {
         self.ends.reserve(count);
     }
 
+    /// The text buffer and the end offsets, for handing over without a copy.
+    pub fn into_parts(self) -> (Vec<u8>, Vec<usize>) {
+        (self.bytes, self.ends)
+    }
+
     /// Number of strings.
     pub fn len(&self) -> usize {
         self.ends.len()
