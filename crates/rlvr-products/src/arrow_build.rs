@@ -141,27 +141,33 @@ pub fn prompts<T>(
 
 /// A non-null `string` column of one string field per item. From a single item the string's
 /// buffer becomes the array's (no copy; the field is left empty); from several they are copied.
+/// The bytes must be UTF-8; that is checked once, here.
 pub fn strings_taking<T>(
     items: &mut [T],
-    field: impl Fn(&mut T) -> &mut String,
+    field: impl Fn(&mut T) -> &mut Vec<u8>,
     column: &str,
 ) -> Result<ArrayRef, ProductsError> {
-    if let [item] = items {
+    let (offsets, bytes) = if let [item] = items {
         let text = std::mem::take(field(item));
-        let end = offset(text.len(), column)?;
-        let array = StringArray::try_new(
-            OffsetBuffer::new(ScalarBuffer::from(vec![0, end])),
-            Buffer::from_vec(text.into_bytes()),
-            None,
-        )
-        .map_err(arrow_error(column))?;
-        return Ok(Arc::new(array));
-    }
-    let values: Vec<&str> = items
-        .iter_mut()
-        .map(|item| -> &str { field(item) })
-        .collect();
-    strings(values.iter().copied(), column)
+        (vec![0, offset(text.len(), column)?], text)
+    } else {
+        let total = items.iter_mut().map(|item| field(item).len()).sum();
+        let mut bytes = Vec::with_capacity(total);
+        let mut offsets = Vec::with_capacity(items.len() + 1);
+        offsets.push(0i32);
+        for item in items.iter_mut() {
+            bytes.extend_from_slice(field(item));
+            offsets.push(offset(bytes.len(), column)?);
+        }
+        (offsets, bytes)
+    };
+    let array = StringArray::try_new(
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        Buffer::from_vec(bytes),
+        None,
+    )
+    .map_err(arrow_error(column))?;
+    Ok(Arc::new(array))
 }
 
 /// A `list<string>` column of one list field per item, taken as [`strings_taking`] takes.

@@ -39,8 +39,8 @@ pub struct ExportRow {
     pub outputs: StringList,
     /// `functional` test strings (empty for input/output records).
     pub functional_tests: StringList,
-    /// `metadata.ground_truth` exactly as written in the source line.
-    pub ground_truth: String,
+    /// `metadata.ground_truth` exactly as written in the source line (UTF-8 JSON text).
+    pub ground_truth: Vec<u8>,
     /// `metadata.hash`.
     pub hash: String,
     /// The other `metadata` fields.
@@ -115,13 +115,9 @@ impl ExportRow {
             row.functional,
             record.ground_truth.kind() == TestKind::Functional
         );
-        // The line was validated as UTF-8 and the slice is a whole JSON value, so this is a copy;
-        // `from_utf8` checks faster than the lossy path's chunk iterator.
-        let ground_truth = record.ground_truth_value.raw();
-        row.ground_truth = match std::str::from_utf8(ground_truth) {
-            Ok(text) => text.to_owned(),
-            Err(_) => String::from_utf8_lossy(ground_truth).into_owned(),
-        };
+        // The line was validated as UTF-8 on reading and the slice is a whole JSON value, so
+        // it is copied as is; Arrow checks it once more when the column is built.
+        row.ground_truth = record.ground_truth_value.raw().to_vec();
         row.label_differs = record.label_value.raw() != record.ground_truth_value.raw();
         let mut text = |string: &rlvr_dataset::json::JsonStr<'_>| {
             let (text, replaced) = decode_lossy(string);
