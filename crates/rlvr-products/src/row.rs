@@ -95,6 +95,13 @@ impl ExportRow {
                     let raw: usize = values.iter().map(raw_len).sum();
                     column.reserve(raw, values.len());
                     for value in values {
+                        if let ValueRef::String(string) = value {
+                            // The common case, pushed without an intermediate `String`.
+                            let (text, replaced) = decode_lossy(string);
+                            lossy |= replaced;
+                            column.push(&text);
+                            continue;
+                        }
                         let (text, was_list, replaced) = test_value_text(value);
                         row.normalized_values |= was_list;
                         lossy |= replaced;
