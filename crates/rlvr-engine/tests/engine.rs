@@ -7,16 +7,20 @@ use rlvr_engine::{Engine, EngineConfig, Job};
 use rlvr_sandbox::{Sandbox, SandboxConfig};
 use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, Status, TestSuite};
 
-fn engine() -> Engine {
+fn engine_with(workers: usize) -> Engine {
     let sandbox =
         Sandbox::new(SandboxConfig::default()).expect("the sandbox starts (tests run as root)");
     Engine::start(
         sandbox,
         EngineConfig {
-            workers: 2,
+            workers,
             queue_capacity: 8,
         },
     )
+}
+
+fn engine() -> Engine {
+    engine_with(2)
 }
 
 fn job(profile: ProfileName, response: &str, ground_truth: serde_json::Value) -> Job {
@@ -83,15 +87,8 @@ fn right_wrong_and_crashing_answers_score_as_the_profile_says() {
 
 #[test]
 fn nothing_a_job_leaves_behind_reaches_the_next_job_on_the_same_runner() {
-    let sandbox = Sandbox::new(SandboxConfig::default()).unwrap();
     // One worker: both jobs run on the same kept runner.
-    let engine = Engine::start(
-        sandbox,
-        EngineConfig {
-            workers: 1,
-            queue_capacity: 4,
-        },
-    );
+    let engine = engine_with(1);
     let leave_traces = "import os, subprocess, sys\nopen('/tmp/left-by-job-one', 'w').write('secret')\n\
         subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n\
         a, b = map(int, input().split())\nprint(a + b)";
@@ -117,14 +114,7 @@ fn nothing_a_job_leaves_behind_reaches_the_next_job_on_the_same_runner() {
 
 #[test]
 fn an_idle_worker_helps_run_a_big_job_and_the_result_is_the_same() {
-    let sandbox = Sandbox::new(SandboxConfig::default()).unwrap();
-    let engine = Engine::start(
-        sandbox,
-        EngineConfig {
-            workers: 2,
-            queue_capacity: 4,
-        },
-    );
+    let engine = engine_with(2);
     let count = 120;
     let inputs: Vec<String> = (0..count)
         .map(|index| format!("{index} {index}\n"))

@@ -100,3 +100,33 @@ fn fetch_reports_an_http_error_with_exit_4() {
     assert_eq!(output.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&output.stderr).contains("HTTP 404"));
 }
+
+#[test]
+fn fetch_takes_the_endpoint_from_the_flag_over_the_environment() {
+    let endpoint = serve(BODY);
+    let directory = tempfile::tempdir().unwrap();
+    let out = directory.path().join("data.jsonl");
+    let output = Command::new(env!("CARGO_BIN_EXE_rlvr"))
+        .args([
+            "fetch",
+            "--repo",
+            "owner/name",
+            "--file",
+            "data.jsonl",
+            "--revision",
+            "main",
+            "--endpoint",
+            &endpoint,
+        ])
+        .args(["--sha256", &hex::encode(Sha256::digest(BODY)), "--out"])
+        .arg(&out)
+        .env("HF_ENDPOINT", "http://127.0.0.1:9")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), BODY);
+}

@@ -593,3 +593,93 @@ fn klear_refuses_an_interpreter_without_numpy_and_pandas() {
     );
     assert_eq!(results(&judge)[0]["score"], 1.0);
 }
+
+fn many_sum_tests(count: usize) -> Value {
+    let inputs: Vec<String> = (0..count).map(|index| format!("{index} 1\n")).collect();
+    let outputs: Vec<String> = (0..count).map(|index| format!("{}\n", index + 1)).collect();
+    json!({"inputs": inputs, "outputs": outputs})
+}
+
+fn tested_indices(line: &Value) -> Vec<u64> {
+    line["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|test| test["index"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn max_tests_and_seed_choose_tests_deterministically() {
+    let directory = tempfile::tempdir().unwrap();
+    let jobs = write_jobs(
+        directory.path(),
+        "jobs.jsonl",
+        &[job("many", &fenced(SUM), &many_sum_tests(40))],
+    );
+    let run = |arguments: &[&str]| results(&verify(&jobs, arguments)).remove(0);
+    let five = run(&["--max-tests", "5", "--seed", "1", "--details"]);
+    assert_eq!(five["total"], 5);
+    assert_eq!(
+        tested_indices(&five),
+        tested_indices(&run(&["--max-tests", "5", "--seed", "1", "--details"]))
+    );
+    // Klear samples 16 of 40 from the seed and the job; --all-tests runs every one.
+    let klear =
+        |seed: &str| tested_indices(&run(&["--profile", "klear", "--seed", seed, "--details"]));
+    assert_eq!(klear("3").len(), 16);
+    assert_eq!(klear("3"), klear("3"));
+    let seeds: std::collections::BTreeSet<Vec<u64>> = ["1", "2", "3", "4"]
+        .iter()
+        .map(|seed| klear(seed))
+        .collect();
+    assert!(seeds.len() > 1, "different seeds sample different tests");
+    assert_eq!(run(&["--profile", "klear", "--all-tests"])["total"], 40);
+}
+
+#[test]
+fn time_and_memory_limits_can_be_overridden() {
+    let directory = tempfile::tempdir().unwrap();
+    let slow = "import time\ntime.sleep(3)\nprint(3)";
+    let hungry = "data = bytearray(400 * 1024 * 1024)\nprint(3)";
+    let truth = json!({"inputs": ["1 2\n"], "outputs": ["3\n"]});
+    let jobs = write_jobs(
+        directory.path(),
+        "jobs.jsonl",
+        &[
+            job("slow", &fenced(slow), &truth),
+            job("hungry", &fenced(hungry), &truth),
+        ],
+    );
+    let output = verify(
+        &jobs,
+        &[
+            "--time-limit",
+            "0.5",
+            "--memory-limit",
+            "200",
+            "--details",
+            "--workers",
+            "1",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines = results(&output);
+    assert_eq!(lines[0]["tests"][0]["verdict"], "timeout", "{}", lines[0]);
+    assert_eq!(
+        lines[1]["tests"][0]["verdict"], "memory_limit",
+        "{}",
+        lines[1]
+    );
+    let generous = results(&verify(&jobs, &["--details"]));
+    assert_eq!(
+        generous[0]["score"], 1.0,
+        "10 s and 1 GiB by default: {}",
+        generous[0]
+    );
+    assert_eq!(generous[1]["score"], 1.0, "{}", generous[1]);
+}
