@@ -6,12 +6,13 @@
 //! so release -> upstream -> release reproduces every line written the way the release writes
 //! lines, byte for byte (property-tested).
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 use rlvr_dataset::record::RecordRef;
 use rlvr_dataset::{BadLine, LineError, ReadOptions, for_each_line, parse_line};
 
+use crate::atomic_output::AtomicOutput;
 use crate::error::ProductsError;
 use crate::export::MAX_LISTED;
 use crate::parquet_rows::for_each_parquet_row;
@@ -88,10 +89,9 @@ pub fn convert_file(
     to: LineLayout,
     read: &ReadOptions,
 ) -> Result<ConvertReport, ProductsError> {
-    let temporary = output.with_extension("jsonl.partial");
-    let file =
-        fs_err::File::create(&temporary).map_err(|source| ProductsError::io(&temporary, source))?;
-    let mut writer = BufWriter::with_capacity(1 << 20, file);
+    let mut destination = AtomicOutput::create(output)?;
+    let temporary = destination.temporary().to_path_buf();
+    let writer = &mut destination.writer;
     let mut report = ConvertReport::default();
     let is_parquet = input.is_dir()
         || input
@@ -156,10 +156,6 @@ pub fn convert_file(
             return Err(ProductsError::io(&temporary, source));
         }
     }
-    writer
-        .flush()
-        .map_err(|source| ProductsError::io(&temporary, source))?;
-    drop(writer);
-    fs_err::rename(&temporary, output).map_err(|source| ProductsError::io(output, source))?;
+    destination.commit()?;
     Ok(report)
 }

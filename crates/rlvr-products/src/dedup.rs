@@ -2,11 +2,12 @@
 //! reported with the row it repeats; kept lines are copied byte for byte in source order.
 
 use std::collections::HashMap;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 use rlvr_dataset::{ReadOptions, for_each_line};
 
+use crate::atomic_output::AtomicOutput;
 use crate::error::ProductsError;
 use crate::group_key::{GroupBy, GroupKey, line_key};
 
@@ -41,10 +42,9 @@ pub fn dedup_file(
     by: GroupBy,
     read: &ReadOptions,
 ) -> Result<DedupReport, ProductsError> {
-    let temporary = output.with_extension("jsonl.partial");
-    let file =
-        fs_err::File::create(&temporary).map_err(|source| ProductsError::io(&temporary, source))?;
-    let mut writer = BufWriter::with_capacity(1 << 20, file);
+    let mut destination = AtomicOutput::create(output)?;
+    let temporary = destination.temporary().to_path_buf();
+    let writer = &mut destination.writer;
     let mut first_rows: HashMap<GroupKey, u64> = HashMap::new();
     let mut report = DedupReport {
         by,
@@ -79,10 +79,6 @@ pub fn dedup_file(
     if let Some(source) = write_error {
         return Err(ProductsError::io(&temporary, source));
     }
-    writer
-        .flush()
-        .map_err(|source| ProductsError::io(&temporary, source))?;
-    drop(writer);
-    fs_err::rename(&temporary, output).map_err(|source| ProductsError::io(output, source))?;
+    destination.commit()?;
     Ok(report)
 }

@@ -6,9 +6,10 @@
 //! source written that way, which the release and `rlvr synth` are, the output is byte-identical;
 //! for any source, it is equal record by record.
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::atomic_output::AtomicOutput;
 use crate::error::ProductsError;
 use crate::parquet_rows::{ParquetLayout, for_each_parquet_row, parquet_files};
 
@@ -26,10 +27,9 @@ pub struct ImportReport {
 /// Writes every row of `input` (a file or an export directory) to `output` as JSON Lines.
 pub fn import_parquet(input: &Path, output: &Path) -> Result<ImportReport, ProductsError> {
     let files = parquet_files(input)?;
-    let temporary = output.with_extension("jsonl.partial");
-    let file =
-        fs_err::File::create(&temporary).map_err(|source| ProductsError::io(&temporary, source))?;
-    let mut writer = BufWriter::with_capacity(1 << 20, file);
+    let mut destination = AtomicOutput::create(output)?;
+    let temporary = destination.temporary().to_path_buf();
+    let writer = &mut destination.writer;
     let mut report = ImportReport::default();
     let mut line = Vec::new();
     for path in &files {
@@ -47,11 +47,7 @@ pub fn import_parquet(input: &Path, output: &Path) -> Result<ImportReport, Produ
         });
         report.rows += rows;
     }
-    writer
-        .flush()
-        .map_err(|source| ProductsError::io(&temporary, source))?;
-    drop(writer);
-    fs_err::rename(&temporary, output).map_err(|source| ProductsError::io(output, source))?;
+    destination.commit()?;
     report.files = files;
     Ok(report)
 }

@@ -6,6 +6,7 @@
 //! groups (export) or a few bytes per row (split, dedup, audit).
 
 pub mod arrow_build;
+mod atomic_output;
 pub mod audit;
 pub mod audit_rules;
 pub mod card;
