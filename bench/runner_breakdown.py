@@ -18,12 +18,18 @@ import subprocess
 import sys
 import time
 
-RUNNER = os.path.join(os.path.dirname(__file__), "..", "crates", "rlvr-runner", "src", "runner.py")
+RUNNER_DIRECTORY = os.path.join(os.path.dirname(__file__), "..", "crates", "rlvr-runner", "src", "runner")
+# The same order as RUNNER_SOURCE in crates/rlvr-runner/src/lib.rs.
+RUNNER_FILES = ("header.py", "protocol.py", "process.py", "harness.py", "test.py", "main.py")
+
+
+def runner_source():
+    return "".join(open(os.path.join(RUNNER_DIRECTORY, name)).read() for name in RUNNER_FILES)
 
 
 class Runner:
     def __init__(self):
-        self.process = subprocess.Popen([sys.executable, "-I", "-S", RUNNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.process = subprocess.Popen([sys.executable, "-I", "-S", "-c", runner_source()], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def send(self, header, *payloads):
         data = json.dumps(header).encode()

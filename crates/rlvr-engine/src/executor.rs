@@ -58,7 +58,7 @@ impl SessionKey {
 
 /// Executes plans through one sandbox. One executor per worker thread; it keeps its runner
 /// from job to job (importing pandas once, not once per job) as long as the runner can vouch
-/// that nothing a job did reaches the next one (see `reset` in runner.py), and starts a new
+/// that nothing a job did reaches the next one (see `reset` in runner/main.py), and starts a new
 /// sandbox otherwise.
 pub(crate) struct Executor<'a> {
     sandbox: &'a Sandbox,

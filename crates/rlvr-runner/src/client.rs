@@ -29,7 +29,7 @@ pub enum RunnerError {
     Protocol(String),
 }
 
-/// A connection to one running `runner.py`.
+/// A connection to one running runner (`runner/*.py`).
 #[derive(Debug)]
 pub struct Runner {
     requests: OwnedFd,

@@ -1,7 +1,7 @@
 //! The warm Python runner: one interpreter per job, started inside the sandbox, that compiles
 //! the solution once, pre-imports what the profile's environment imports, and forks a fresh child
 //! per test with stdin, stdout and stderr on memory files. This crate holds the Python side
-//! (`runner.py`, embedded) and the Rust side of the framed protocol; starting the interpreter
+//! (`runner/*.py`, embedded as one program) and the Rust side of the framed protocol; starting the interpreter
 //! inside the sandbox is the caller's business (it only needs the process's stdin and stdout).
 //!
 //! Expected outputs never enter the sandbox: a test report carries what the program printed and
@@ -13,8 +13,16 @@ mod protocol;
 pub use client::{Runner, RunnerError};
 pub use protocol::{Harness, LoadReport, Outcome, TestLimits, TestReport};
 
-/// The Python side of the protocol. Start it as `python -I -S -c RUNNER_SOURCE`.
-pub const RUNNER_SOURCE: &str = include_str!("runner.py");
+/// The Python side of the protocol, one file per concern under `runner/`, joined in this order
+/// into one program. Start it as `python -I -S -c RUNNER_SOURCE`.
+pub const RUNNER_SOURCE: &str = concat!(
+    include_str!("runner/header.py"),
+    include_str!("runner/protocol.py"),
+    include_str!("runner/process.py"),
+    include_str!("runner/harness.py"),
+    include_str!("runner/test.py"),
+    include_str!("runner/main.py"),
+);
 
 /// Arguments for the interpreter that make it a runner: isolated mode, no `site`.
 pub fn interpreter_arguments() -> [&'static str; 4] {

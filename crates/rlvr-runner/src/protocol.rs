@@ -1,4 +1,4 @@
-//! The frames exchanged with `runner.py`: a 4-byte little-endian length, a JSON header, then raw
+//! The frames exchanged with the runner (`runner/*.py`): a 4-byte little-endian length, a JSON header, then raw
 //! payloads whose lengths the header names.
 
 use serde::{Deserialize, Serialize};

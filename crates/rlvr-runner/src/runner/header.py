@@ -1,0 +1,43 @@
+"""rlvr warm runner: runs one job's tests inside one sandbox, one forked child per test.
+
+The Rust side starts this file as `python -I -S -c <bootstrap>` inside the sandbox and speaks a
+framed protocol over the runner's original stdin (requests) and stdout (responses); both are moved
+to high descriptors at start-up so that each test child gets fresh descriptors 0, 1 and 2 backed by
+memory files (so `open(0)`, `sys.stdin.buffer` and `os.read(0, n)` behave as with a real file).
+
+Frame: 4-byte little-endian length, a JSON header of that length, then the raw payloads whose
+lengths the header names. Requests:
+
+  load  {"op":"load","units":[n,...],"filename":str,"preload":[module,...]}  + unit sources
+        compiles every unit once; imports the preload modules once (numpy, pandas, ...)
+  run   {"op":"run","stdin":n,"extra":n,"wall_ms":int,"cpu_s":int,"output_bytes":int,
+         "memory_bytes":int}  + stdin bytes + extra source
+        forks a child that runs the units then the extra source as `__main__` would, in a fresh
+        copy of the interpreter state, and reports how it ended
+  exit  {"op":"exit"}
+
+Expected outputs never enter the sandbox: the comparison happens in Rust.
+"""
+
+import ast
+import atexit
+import builtins
+import gc
+import io
+import json
+import os
+import resource
+import select
+import signal
+import struct
+import sys
+import threading
+import time
+import traceback
+import types
+
+try:
+    import _sitebuiltins
+except ImportError:  # pragma: no cover - always present in CPython
+    _sitebuiltins = None
+

@@ -1,0 +1,138 @@
+# Loading a job, resetting between jobs, and the request loop.
+
+def load(state, header, sources):
+    state["filename"] = header.get("filename", "solution.py")
+    failed = []
+    for module in header.get("preload", []):
+        try:
+            __import__(module)
+        except BaseException as error:
+            failed.append(f"{module}: {type(error).__name__}: {error}")
+    state["units"] = []
+    state["compile_error"] = None
+    state["harness"] = header.get("harness")
+    if state["harness"] is not None:
+        import unittest.mock  # noqa: F401  (imported once here, not in every child)
+
+        transform = HARNESS_PROGRAMS[state["harness"]]
+        try:
+            sources = [transform(source) for source in sources]
+        except SyntaxError as error:
+            state["compile_error"] = "".join(traceback.format_exception_only(type(error), error))
+            sources = []
+    for source in sources:
+        try:
+            state["units"].append(compile(source, state["filename"], "exec", dont_inherit=True))
+        except (SyntaxError, ValueError) as error:
+            state["compile_error"] = "".join(traceback.format_exception_only(type(error), error))
+            state["units"] = []
+            break
+    # Keep the heap small and stable for fork: collect now, freeze survivors.
+    gc.collect()
+    gc.freeze()
+    return {"ok": not failed, "preload_errors": failed, "compile_error": state["compile_error"]}
+
+
+def make_undumpable():
+    """Test children run with the runner's uid: without this they could open `/proc/1/mem` and
+    rewrite the runner. Non-dumpable processes' /proc files belong to root; forked children
+    inherit the flag, so they cannot touch each other either."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_DUMPABLE = 4
+        if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+            return False
+        return True
+    except Exception:
+        return False
+
+
+def leftover_ipc_objects():
+    """SysV IPC objects live in the sandbox's IPC namespace after their creator died."""
+    found = []
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as handle:
+                if len(handle.read().splitlines()) > 1:
+                    found.append(kind)
+        except OSError:
+            pass
+    return found
+
+
+def reset(header):
+    """Between jobs: nothing a test did may reach the next job. Kill and reap every process,
+    empty the work directory, and refuse (the caller then starts a new sandbox) when anything
+    else might carry state."""
+    import shutil
+
+    problems = []
+    if os.getpid() == 1:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if not reap_all(wait_seconds=2.0):
+            problems.append("a process of the last job would not die")
+    else:
+        reap_all()
+    work = header.get("work_directory")
+    if work:
+        try:
+            for entry in os.scandir(work):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+        except OSError as error:
+            problems.append(f"cannot empty {work}: {error}")
+    leftovers = leftover_ipc_objects()
+    if leftovers:
+        problems.append("SysV IPC objects left: " + ", ".join(leftovers))
+    if os.getpid() != 1:
+        problems.append("the runner is not its PID namespace's init, so it cannot vouch for the process table")
+    return {"ok": not problems, "problems": problems}
+
+
+def main():
+    undumpable = make_undumpable()
+    os.dup2(0, REQUEST_FD)
+    os.dup2(1, RESPONSE_FD)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(null, fd)
+    os.close(null)
+    install_site_builtins()
+    add_site_packages()
+    state = {"units": [], "compile_error": None, "filename": "solution.py", "harness": None}
+    while True:
+        try:
+            header = read_frame()
+        except EOFError:
+            return
+        operation = header.get("op")
+        if operation == "load":
+            sources = [read_exact(REQUEST_FD, size).decode("utf-8", "surrogatepass") for size in header["units"]]
+            write_frame(load(state, header, sources))
+        elif operation == "run":
+            stdin = read_exact(REQUEST_FD, header["stdin"])
+            extra = read_exact(REQUEST_FD, header["extra"]).decode("utf-8", "surrogatepass") if header.get("has_extra") else None
+            result, stdout, stderr = run_test(state, header, stdin, extra)
+            write_frame(result, stdout, stderr)
+        elif operation == "reset":
+            report = reset(header)
+            if not undumpable:
+                report["ok"] = False
+                report["problems"].append("the runner could not make itself non-dumpable")
+            write_frame(report)
+        elif operation == "exit":
+            return
+        else:
+            write_frame({"error": f"unknown operation {operation!r}"})
+
+
+if __name__ == "__main__":
+    main()
+

@@ -1,0 +1,157 @@
+# One test: its memory files, the forked child, the wall clock, killing and reaping what it left.
+
+def memory_file(name, content=b""):
+    fd = os.memfd_create(name, 0)
+    if content:
+        view = memoryview(content)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def test_files(state, stdin):
+    """The memory files behind a test's fds 0, 1 and 2, created once per runner and emptied
+    before every test (every process of the previous test is dead by then)."""
+    files = state.get("files")
+    if files is None:
+        files = state["files"] = (memory_file("stdin"), memory_file("stdout"), memory_file("stderr"))
+    for fd in files:
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+    view = memoryview(stdin)
+    while view:
+        view = view[os.write(files[0], view) :]
+    os.lseek(files[0], 0, os.SEEK_SET)
+    return files
+
+
+def others_alive():
+    """Whether any process besides the runner is left. When the runner is the namespace's init,
+    every orphan has been reparented to it, so its own children are all there is."""
+    if os.getpid() != 1:
+        return True
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
+
+
+def read_memory_file(fd, cap):
+    size = os.fstat(fd).st_size
+    os.lseek(fd, 0, os.SEEK_SET)
+    data = read_exact(fd, min(size, cap)) if size else b""
+    return data, size > cap
+
+
+def kill_everything_else(child):
+    """Kill the test's whole process tree, then reap every child."""
+    if os.getpid() == 1:
+        # We are the PID namespace's init: -1 reaches every other process in the namespace,
+        # including daemons that left the child's process group.
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    else:
+        try:
+            os.killpg(child, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def reap_all(wait_seconds=0.0):
+    """Reaps every exited child; with `wait_seconds`, waits (bounded) until none is left, so a
+    process killed a moment ago is gone, not a zombie, when the next test starts. Returns
+    whether no child is left."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return True
+        if pid == 0:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.0005)
+
+
+def run_test(state, header, stdin, extra_source):
+    if state["compile_error"] is not None:
+        stderr = state["compile_error"].encode("utf-8", "backslashreplace")
+        return {"outcome": "exited", "exit_code": 1, "signal": None, "completed": False,
+                "wall_ms": 0.0, "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
+                "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr
+    extra = None
+    if extra_source is not None:
+        try:
+            extra = compile(extra_source, "<test>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as error:
+            stderr = "".join(traceback.format_exception_only(type(error), error)).encode()
+            return {"outcome": "exited", "exit_code": 1, "signal": None, "completed": False,
+                    "wall_ms": 0.0, "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
+                    "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr
+    stdin_fd, stdout_fd, stderr_fd = test_files(state, stdin)
+    marker_read, marker_write = os.pipe()
+    marker = os.urandom(16)
+    output_cap = header["output_bytes"]
+    started = time.monotonic()
+    child = os.fork()
+    if child == 0:
+        try:
+            os.setpgid(0, 0)
+        except OSError:
+            pass
+        os.close(marker_read)
+        harness = state["harness"]
+        stdin_text = stdin.decode("utf-8", "surrogateescape") if harness is not None else ""
+        if harness is not None:
+            stdin_fd = memory_file("stdin")
+        run_child(state["units"], extra, state["filename"], (stdin_fd, stdout_fd, stderr_fd), marker_write, marker, header,
+                  harness, stdin_text)
+    os.close(marker_write)
+    pidfd = os.pidfd_open(child)
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    timed_out = not poller.poll(max(header["wall_ms"], 1))
+    os.close(pidfd)
+    if timed_out:
+        kill_everything_else(child)
+    _, wait_status, usage = os.wait4(child, 0)
+    wall_ms = (time.monotonic() - started) * 1000.0
+    if timed_out or others_alive():
+        kill_everything_else(child)
+        reap_all(wait_seconds=2.0 if os.getpid() == 1 else 0.0)
+    else:
+        reap_all()
+    received = b""
+    try:
+        os.set_blocking(marker_read, False)
+        received = os.read(marker_read, 64)
+    except (BlockingIOError, OSError):
+        pass
+    os.close(marker_read)
+    stdout, stdout_truncated = read_memory_file(stdout_fd, output_cap if output_cap > 0 else 1 << 62)
+    stderr, stderr_truncated = read_memory_file(stderr_fd, STDERR_CAP)
+    exit_code = os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else None
+    signal_number = os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None
+    if signal_number == signal.SIGXFSZ:
+        stdout_truncated = True
+    result = {
+        "outcome": "timeout" if timed_out else ("signaled" if signal_number is not None else "exited"),
+        "exit_code": exit_code,
+        "signal": signal_number,
+        "completed": received == marker,
+        "wall_ms": round(wall_ms, 3),
+        "cpu_ms": round((usage.ru_utime + usage.ru_stime) * 1000.0, 3),
+        "maxrss_kib": usage.ru_maxrss,
+        "stdout_len": len(stdout),
+        "stdout_truncated": stdout_truncated,
+        "stderr_len": len(stderr),
+        "stderr_truncated": stderr_truncated,
+    }
+    return result, stdout, stderr
+
