@@ -104,10 +104,9 @@ pub fn judge_test(profile: &Profile, program: &TestProgram, result: &ExecutionRe
     if result.signal.is_some() || result.exit_code != Some(0) {
         return Verdict::RuntimeError;
     }
-    // The references decode stdout as UTF-8 (strictly, raising on bad bytes, which fails the
-    // test); a lossy decode keeps bad bytes from ever matching.
-    let stdout = String::from_utf8_lossy(&result.stdout);
     if let Some(sentinel) = &program.sentinel {
+        // The sentinel is ASCII: a lossy decode cannot forge it.
+        let stdout = String::from_utf8_lossy(&result.stdout);
         // A program that printed the sentinel itself but never reached the end of the appended
         // assert (it exited first) does not pass.
         if result.completed == Some(false) {
@@ -123,8 +122,12 @@ pub fn judge_test(profile: &Profile, program: &TestProgram, result: &ExecutionRe
             Verdict::WrongAnswer
         };
     }
+    // The judge compares output that is not valid UTF-8 as bytes (an invalid byte never equals
+    // the U+FFFD a lossy decode would make of it); see `OutputComparison::matches_bytes`.
     match &program.expected {
-        Some(expected) if !profile.comparison.matches(&stdout, expected) => Verdict::WrongAnswer,
+        Some(expected) if !profile.comparison.matches_bytes(&result.stdout, expected) => {
+            Verdict::WrongAnswer
+        }
         _ => Verdict::Pass,
     }
 }
