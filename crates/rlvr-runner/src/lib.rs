@@ -27,6 +27,9 @@ pub const RUNNER_SOURCE: &str = concat!(
     include_str!("runner/main.py"),
 );
 
+/// The framing of the runner protocol (`runner/protocol.py`), which the referee speaks too.
+pub const FRAMING_SOURCE: &str = include_str!("runner/protocol.py");
+
 /// The value codec (`runner/codec.py`): the plain-data encoding of values that cross between a
 /// test child and the referee, which includes it too so both sides speak one format.
 pub const CODEC_SOURCE: &str = include_str!("runner/codec.py");

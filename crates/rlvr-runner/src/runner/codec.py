@@ -74,7 +74,10 @@ def encode_values(values, classes):
                     default_type):
             pass
         elif kind.__name__ in classes and type(kind) is type:
-            attributes = object.__getattribute__(value, "__dict__")
+            try:
+                attributes = object.__getattribute__(value, "__dict__")
+            except AttributeError:
+                raise Unencodable(f"{kind.__name__} without an attribute dict") from None
             if type(attributes) is not dict:
                 raise Unencodable(f"{kind.__name__} without an attribute dict")
         else:

@@ -5,13 +5,17 @@
 # of it, and all it can forge is a claim about its own return values.
 #
 # The probe spec (the `extra` payload of a `run` with "probes": true) is JSON:
-#   {"probes": [{"source": expression, "requires": [[name, module, attribute], ...]}, ...],
+#   {"probes": [{"source": expression, "requires": [[name, module, attribute], ...],
+#                "snapshot": bool}, ...],
 #    "bindings": {"table": [...], "values": [...], "names": [...]},
 #    "classes": [class name, ...]}
-# `requires` lists names the test calls that the prelude also binds (`gcd` from math): the probe
-# fails with NameError when the name still holds the prelude's object, so a prompt's `gcd` must
-# be the solution's. The results file holds
-#   {"table": [...], "results": [["value", v] | ["raised", type, message] | ["unencodable", why]]}.
+# `bindings` are the test's inputs the probes read. `requires` lists names the test calls that
+# the prelude also binds (`gcd` from math): the probe fails with NameError when the name still
+# holds the prelude's object, so a prompt's `gcd` must be the solution's. `snapshot` asks for
+# the inputs' values after the probe (a solution that works in place, `rotate(nums, 1)`). The
+# results file holds
+#   {"table": [...], "results": [["value", v] | ["raised", type, message] | ["unencodable", why]],
+#    "snapshots": [[v, ...] | null, ...]}
 
 
 def run_probes(spec_text, namespace, results_fd):
@@ -19,12 +23,21 @@ def run_probes(spec_text, namespace, results_fd):
     write every value (or the exception it raised) to `results_fd`."""
     spec = json.loads(spec_text)
     classes = frozenset(spec.get("classes", ()))
-    bindings = spec.get("bindings")
-    if bindings and bindings.get("names"):
+    bindings = spec.get("bindings") or {}
+    names = bindings.get("names") or []
+    if names:
         known = {name: value for name, value in namespace.items() if isinstance(value, type) and name in classes}
         values = decode_values(bindings["table"], bindings["values"], known)
-        namespace.update(zip(bindings["names"], values))
-    outcomes = []
+        namespace.update(zip(names, values))
+    table, results, snapshots = [], [], []
+
+    def encoded(values):
+        """Encodes now (later probes may change the values), into the shared table."""
+        part, encoded_values = encode_values(values, classes)
+        offset = len(table)
+        table.extend(shift_references(entry, offset) for entry in part)
+        return [shift_references(value, offset) for value in encoded_values]
+
     for probe in spec["probes"]:
         try:
             for name, module, attribute in probe.get("requires", ()):
@@ -32,29 +45,20 @@ def run_probes(spec_text, namespace, results_fd):
                 if name not in namespace or namespace[name] is prelude_object:
                     raise NameError(f"name {name!r} is not defined by the solution")
             code = compile(probe["source"], "<test>", "eval", dont_inherit=True)
-            outcomes.append(("value", eval(code, namespace)))
+            value = eval(code, namespace)
         except Exception as error:
-            outcomes.append(("raised", type(error).__name__, probe_message(error)))
-    values = [outcome[1] for outcome in outcomes if outcome[0] == "value"]
-    try:
-        table, encoded = encode_values(values, classes)
-        encoded_values = iter(encoded)
-        results = [["value", next(encoded_values)] if outcome[0] == "value" else list(outcome) for outcome in outcomes]
-    except Unencodable:
-        # Encode one by one so that one odd value does not hide the others.
-        table, results = [], []
-        for outcome in outcomes:
-            if outcome[0] != "value":
-                results.append(list(outcome))
-                continue
+            results.append(["raised", type(error).__name__, probe_message(error)])
+        else:
             try:
-                offset = len(table)
-                part, (encoded,) = encode_values([outcome[1]], classes)
-                table.extend(shift_references(entry, offset) for entry in part)
-                results.append(["value", shift_references(encoded, offset)])
+                results.append(["value", encoded([value])[0]])
             except Unencodable as why:
                 results.append(["unencodable", str(why)])
-    data = json.dumps({"table": table, "results": results}, separators=(",", ":")).encode()
+        if probe.get("snapshot"):
+            try:
+                snapshots.append(encoded([namespace.get(name) for name in names]))
+            except Unencodable:
+                snapshots.append(None)
+    data = json.dumps({"table": table, "results": results, "snapshots": snapshots}, separators=(",", ":")).encode()
     view = memoryview(data)
     while view:
         view = view[os.write(results_fd, view):]
