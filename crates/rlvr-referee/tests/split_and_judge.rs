@@ -56,6 +56,10 @@ impl Pair {
 /// What happened to one test: not split (with the reason), or the referee's outcome (with the
 /// child's tamper report).
 #[derive(Debug)]
+#[expect(
+    dead_code,
+    reason = "reasons and details are read through Debug in failure messages"
+)]
 enum Scored {
     Unsplit(String),
     Judged(Outcome, String, Vec<String>),
