@@ -10,12 +10,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::functional::{FunctionalJudge, ProgramSplit};
 use crate::sharing::{self, HelpBoard, SharedStage};
-use rlvr_runner::{Harness, Outcome, Runner, RunnerError, TestLimits, TestReport};
+use rlvr_runner::{Harness, JudgeOptions, Outcome, Runner, RunnerError, TestLimits, TestReport};
 use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec, WORK_DIRECTORY};
 use rlvr_verify::{
-    ExecutionPlan, ExecutionResult, JobRun, Profile, StageCondition, TestProgram, TestRun, Verdict,
-    judge_test,
+    ExecutionPlan, ExecutionResult, JobRun, Profile, ProfileName, RefereeVerdict, StageCondition,
+    TamperKind, Tampering, TestProgram, TestRun, Verdict, judge_test,
 };
 
 /// Memory the runner process itself may use on top of a test's limit (interpreter, preloaded
@@ -27,15 +28,24 @@ const DEFAULT_MEMORY_BYTES: u64 = 2 << 30;
 const MAX_RUNNER_RESTARTS: usize = 3;
 const SIGKILL: i32 = 9;
 const SIGXCPU: i32 = 24;
+const SIGSYS: i32 = 31;
 
 /// The runner process and the connection to it.
 struct Session {
     process: SandboxedProcess,
     runner: Runner,
-    /// The source currently compiled in the runner.
-    loaded: Option<String>,
+    /// What the runner has compiled.
+    loaded: Option<Loaded>,
     /// OOM kills in the sandbox's cgroup seen so far.
     out_of_memory_kills: u64,
+}
+
+/// What a runner has compiled: one program's source, or a judge job's prelude and solution
+/// (split functional tests: each test then sends only its probes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Loaded {
+    Source(String),
+    Split { prelude: String, solution: String },
 }
 
 /// What a runner was started for; a runner serves the next job only if it needs the same.
@@ -64,6 +74,8 @@ pub(crate) struct Executor<'a> {
     sandbox: &'a Sandbox,
     cancelled: &'a AtomicBool,
     kept: Option<(SessionKey, Session)>,
+    /// The worker's referee for judge functional tests.
+    functional: FunctionalJudge,
 }
 
 impl<'a> Executor<'a> {
@@ -72,6 +84,7 @@ impl<'a> Executor<'a> {
             sandbox,
             cancelled,
             kept: None,
+            functional: FunctionalJudge::default(),
         }
     }
 
@@ -102,6 +115,7 @@ impl<'a> Executor<'a> {
             profile,
             session,
             restarts: 0,
+            functional: &mut self.functional,
         };
         let mut run = JobRun::default();
         for (stage_index, stage) in plan.stages.iter().enumerate() {
@@ -134,10 +148,7 @@ impl<'a> Executor<'a> {
             let mut stop = false;
             for &program_index in &stage.programs {
                 if stop || self.cancelled.load(Ordering::Relaxed) {
-                    runs.push(TestRun {
-                        verdict: Verdict::Skipped,
-                        wall_time: None,
-                    });
+                    runs.push(TestRun::not_run(Verdict::Skipped));
                     continue;
                 }
                 let now = Instant::now();
@@ -147,27 +158,22 @@ impl<'a> Executor<'a> {
                 }
                 if now >= deadline {
                     run.deadline_exceeded |= now >= job_deadline;
-                    runs.push(TestRun {
-                        verdict: Verdict::Timeout,
-                        wall_time: None,
-                    });
+                    runs.push(TestRun::not_run(Verdict::Timeout));
                     stop = true;
                     continue;
                 }
                 let time_limit = stage.time_per_test.min(deadline - now);
                 let program = &plan.programs[program_index];
-                let result = job.run_test(program, time_limit);
+                let result = job.run_test(program_index, time_limit);
                 let verdict = judge_test(profile, program, &result);
-                runs.push(TestRun {
-                    verdict,
-                    wall_time: result.wall_time,
-                });
+                runs.push(TestRun::ran(verdict, &result));
                 if verdict != Verdict::Pass && stage.may_stop_at_first_failure {
                     stop = true;
                 }
             }
             run.stages.push(runs);
         }
+        job.functional.close_job();
         self.kept = job.session.take().map(|session| (key, session));
         run
     }
@@ -184,8 +190,10 @@ impl Executor<'_> {
             profile: &shared.profile,
             session,
             restarts: 0,
+            functional: &mut self.functional,
         };
         drain(&mut job, shared, self.cancelled);
+        job.functional.close_job();
         self.kept = job.session.take().map(|session| (key, session));
     }
 }
@@ -197,26 +205,15 @@ fn drain(job: &mut JobExecution<'_>, shared: &SharedStage, cancelled: &AtomicBoo
         let now = Instant::now();
         if now >= shared.deadline {
             shared.deadline_exceeded.store(true, Ordering::Relaxed);
-            shared.complete(
-                position,
-                TestRun {
-                    verdict: Verdict::Timeout,
-                    wall_time: None,
-                },
-            );
+            shared.complete(position, TestRun::not_run(Verdict::Timeout));
             continue;
         }
         let time_limit = stage.time_per_test.min(shared.deadline - now);
-        let program = &shared.plan.programs[stage.programs[position]];
-        let result = job.run_test(program, time_limit);
+        let program_index = stage.programs[position];
+        let program = &shared.plan.programs[program_index];
+        let result = job.run_test(program_index, time_limit);
         let verdict = judge_test(&shared.profile, program, &result);
-        shared.complete(
-            position,
-            TestRun {
-                verdict,
-                wall_time: result.wall_time,
-            },
-        );
+        shared.complete(position, TestRun::ran(verdict, &result));
     }
 }
 
@@ -236,27 +233,79 @@ fn harness(profile: &Profile) -> Option<Harness> {
     }
 }
 
-/// One job in progress: its plan and its runner session.
+/// One job in progress: its plan, its runner session and the worker's referee.
 struct JobExecution<'e> {
     sandbox: &'e Sandbox,
-    plan: &'e ExecutionPlan,
+    plan: &'e Arc<ExecutionPlan>,
     profile: &'e Profile,
     session: Option<Session>,
     restarts: usize,
+    functional: &'e mut FunctionalJudge,
 }
 
 impl JobExecution<'_> {
-    fn run_test(&mut self, program: &TestProgram, time_limit: Duration) -> ExecutionResult {
+    /// Runs program `index` of the plan: a judge functional test split by the referee runs
+    /// its probes and is judged there; anything else runs as its program.
+    fn run_test(&mut self, index: usize, time_limit: Duration) -> ExecutionResult {
+        let program = &self.plan.programs[index];
+        let split = if program.check.is_some() {
+            match self.functional.splits(self.sandbox, self.plan) {
+                Ok(splits) => splits.get(index).cloned().unwrap_or(ProgramSplit::Unsplit),
+                Err(message) => return sandbox_error(message),
+            }
+        } else {
+            ProgramSplit::Unsplit
+        };
+        let (mut result, results) = self.run_program(program, &split, time_limit);
+        if program.check.is_some() {
+            result.split = Some(matches!(split, ProgramSplit::Split(_)));
+            if result.exit_code == Some(0) && result.completed == Some(false) {
+                result.tampering.insert(TamperKind::EarlyExit);
+            }
+        }
+        let clean = result.sandbox_error.is_none()
+            && !result.timed_out
+            && !result.memory_exceeded
+            && !result.output_exceeded
+            && result.signal.is_none()
+            && result.exit_code == Some(0)
+            && result.completed == Some(true);
+        if matches!(split, ProgramSplit::Split(_)) && clean {
+            match self
+                .functional
+                .judge(self.plan, index, &results, time_limit)
+            {
+                Some(judged) => {
+                    result.referee = Some(judged.verdict);
+                    if judged.forged {
+                        result.tampering.insert(TamperKind::ForgedReport);
+                    }
+                }
+                // The referee failed on the values this solution reported: its failure.
+                None => result.referee = Some(RefereeVerdict::Fail),
+            }
+        }
+        result
+    }
+
+    /// Runs one program through the runner, replacing a runner that dies; returns the result
+    /// and a split test's probe results.
+    fn run_program(
+        &mut self,
+        program: &TestProgram,
+        split: &ProgramSplit,
+        time_limit: Duration,
+    ) -> (ExecutionResult, Vec<u8>) {
         loop {
             let session = match self.session.as_mut() {
                 Some(session) => session,
                 None => match self.start_session() {
                     Ok(session) => self.session.insert(session),
-                    Err(message) => return sandbox_error(message),
+                    Err(message) => return (sandbox_error(message), Vec::new()),
                 },
             };
-            match session.run(self.plan, self.profile, program, time_limit) {
-                Ok(result) => return result,
+            match session.run(self.plan, self.profile, program, split, time_limit) {
+                Ok(outcome) => return outcome,
                 Err(failure) => {
                     // The runner died or hung: find out whether the test did it by running out
                     // of memory, replace the runner, and move on.
@@ -264,25 +313,26 @@ impl JobExecution<'_> {
                     let out_of_memory = session.finish_after_failure();
                     self.restarts += 1;
                     if out_of_memory {
-                        return ExecutionResult {
+                        let result = ExecutionResult {
                             memory_exceeded: true,
                             signal: Some(SIGKILL),
                             wall_time: Some(time_limit),
                             ..ExecutionResult::default()
                         };
+                        return (result, Vec::new());
                     }
                     if matches!(failure, RunnerError::Deadline) {
-                        return ExecutionResult {
+                        let result = ExecutionResult {
                             timed_out: true,
                             wall_time: Some(time_limit),
                             ..ExecutionResult::default()
                         };
+                        return (result, Vec::new());
                     }
                     if self.restarts > MAX_RUNNER_RESTARTS {
-                        return sandbox_error(format!(
-                            "the runner failed {} times: {failure}",
-                            self.restarts
-                        ));
+                        let message =
+                            format!("the runner failed {} times: {failure}", self.restarts);
+                        return (sandbox_error(message), Vec::new());
                     }
                     tracing::debug!("runner failed ({failure}); restarting it");
                 }
@@ -335,22 +385,46 @@ impl Session {
         plan: &ExecutionPlan,
         profile: &Profile,
         program: &TestProgram,
+        split: &ProgramSplit,
         time_limit: Duration,
-    ) -> Result<ExecutionResult, RunnerError> {
-        if self.loaded.as_deref() != Some(program.source.as_str()) {
+    ) -> Result<(ExecutionResult, Vec<u8>), RunnerError> {
+        // A split test loads the prelude and the solution once per job and sends only its
+        // probes; anything else loads its whole program.
+        let (units, probes): (Vec<&str>, Option<&str>) = match (split, &plan.functional_split) {
+            (ProgramSplit::Split(probes), Some(functional)) => (
+                vec![functional.prelude.as_str(), functional.solution.as_str()],
+                Some(probes.as_str()),
+            ),
+            _ => (vec![program.source.as_str()], None),
+        };
+        let already = match (&self.loaded, units.as_slice()) {
+            (Some(Loaded::Split { prelude, solution }), [wanted_prelude, wanted_solution]) => {
+                prelude == wanted_prelude && solution == wanted_solution
+            }
+            (Some(Loaded::Source(source)), [wanted]) => source == wanted,
+            _ => false,
+        };
+        if !already {
             let report = self.runner.load(
-                &[program.source.as_str()],
+                &units,
                 "solution.py",
                 &plan.required_modules,
                 harness(profile),
             )?;
             if !report.ok {
-                return Ok(sandbox_error(format!(
+                let message = format!(
                     "the sandbox interpreter cannot import what this profile needs: {}",
                     report.preload_errors.join("; ")
-                )));
+                );
+                return Ok((sandbox_error(message), Vec::new()));
             }
-            self.loaded = Some(program.source.clone());
+            self.loaded = Some(match units.as_slice() {
+                [prelude, solution] => Loaded::Split {
+                    prelude: (*prelude).to_owned(),
+                    solution: (*solution).to_owned(),
+                },
+                _ => Loaded::Source(program.source.clone()),
+            });
         }
         let limits = TestLimits {
             wall_ms: u64::try_from(time_limit.as_millis())
@@ -361,11 +435,17 @@ impl Session {
             address_space_bytes: plan.limits.memory_bytes.unwrap_or(0),
         };
         let stdin = program.stdin.as_deref().unwrap_or("").as_bytes();
-        let report = self.runner.run_test(stdin, None, limits)?;
+        // The judge's tests carry the tamper sensor; the references run as they are.
+        let judge = JudgeOptions {
+            sensor: profile.name == ProfileName::Judge,
+            probes,
+        };
+        let mut report = self.runner.run_judge_test(stdin, None, judge, limits)?;
         let kills = self.process.usage().out_of_memory_kills;
         let out_of_memory = kills > self.out_of_memory_kills;
         self.out_of_memory_kills = kills;
-        Ok(execution_result(report, out_of_memory))
+        let results = std::mem::take(&mut report.results);
+        Ok((execution_result(report, out_of_memory), results))
     }
 
     /// Asks the runner to exit, then kills and reaps the sandbox (dropping does both).
@@ -398,12 +478,17 @@ fn execution_result(report: TestReport, out_of_memory: bool) -> ExecutionResult 
     let stderr_tail =
         String::from_utf8_lossy(&report.stderr[report.stderr.len().saturating_sub(4096)..])
             .into_owned();
-    let memory_error = report.exit_code == Some(1)
-        && stderr_tail
-            .trim_end()
-            .lines()
-            .last()
-            .is_some_and(|line| line.starts_with("MemoryError"));
+    let last_line = stderr_tail.trim_end().lines().last().unwrap_or("");
+    let memory_error = report.exit_code == Some(1) && last_line.starts_with("MemoryError");
+    let assertion_failed = report.exit_code == Some(1) && last_line.starts_with("AssertionError");
+    let mut tampering: Tampering = report
+        .tampering
+        .iter()
+        .filter_map(|name| TamperKind::from_name(name))
+        .collect();
+    if report.signal == Some(SIGSYS) {
+        tampering.insert(TamperKind::SeccompKill);
+    }
     ExecutionResult {
         exit_code: report.exit_code,
         signal: report.signal,
@@ -414,6 +499,9 @@ fn execution_result(report: TestReport, out_of_memory: bool) -> ExecutionResult 
         wall_time: Some(Duration::from_secs_f64(report.wall_ms / 1000.0)),
         completed: Some(report.completed),
         stdout: report.stdout,
+        tampering,
+        assertion_failed,
+        ..ExecutionResult::default()
     }
 }
 

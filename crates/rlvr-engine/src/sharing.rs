@@ -115,12 +115,7 @@ impl SharedStage {
         state
             .results
             .iter()
-            .map(|run| {
-                run.unwrap_or(TestRun {
-                    verdict: Verdict::Skipped,
-                    wall_time: None,
-                })
-            })
+            .map(|run| run.unwrap_or(TestRun::not_run(Verdict::Skipped)))
             .collect()
     }
 }

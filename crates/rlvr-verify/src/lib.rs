@@ -20,6 +20,7 @@ mod profile;
 mod python_text;
 mod scoring;
 mod selection;
+mod tampering;
 mod test_suite;
 mod value_join;
 mod verdict;
@@ -29,17 +30,22 @@ pub use comparison::OutputComparison;
 pub use exit_code::{ExitCodePolicy, Runner};
 pub use extraction::Extraction;
 pub use format_gate::{FormatFailure, FormatGate};
-pub use job_result::{JobResult, JobRun, Status, TestReport, TestRun, aggregate};
+pub use job_result::{
+    FunctionalCoverage, JobResult, JobRun, Status, TestReport, TestRun, aggregate,
+};
 pub use limits::Limits;
-pub use plan::{ExecutionPlan, Plan, PlanOptions, Stage, StageCondition, TestProgram, plan};
+pub use plan::{
+    ExecutionPlan, FunctionalSplit, Plan, PlanOptions, Stage, StageCondition, TestProgram, plan,
+};
 pub use profile::{Profile, ProfileError, ProfileName, describe_profiles};
 pub use scoring::{
     CODE_R1_FAILURE, CODE_R1_FORMAT_ERROR, CODE_R1_SUCCESS, KLEAR_MISSING_THINK_CLOSE,
     KLEAR_MISSING_THINK_OPEN, KLEAR_NO_CODE, PRIME_SCORED_TESTS, Scoring,
 };
 pub use selection::{TestSelection, sample_indices};
+pub use tampering::{TamperCounts, TamperKind, Tampering};
 pub use test_suite::{
     FunctionalTests, InputOutputTest, TestSuite, TestSuiteError, TestValue, Tests,
 };
 pub use value_join::ValueJoin;
-pub use verdict::{ExecutionResult, Verdict, judge_test};
+pub use verdict::{ExecutionResult, RefereeVerdict, Verdict, judge_test};

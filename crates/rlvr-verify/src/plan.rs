@@ -12,6 +12,7 @@ use crate::comparison::OutputComparison;
 use crate::exit_code::{ExitCodePolicy, Runner};
 use crate::job_result::{JobResult, Status};
 use crate::limits::Limits;
+use crate::prelude::judge_prefix;
 use crate::profile::{Profile, ProfileName};
 use crate::scoring::{PRIME_SCORED_TESTS, Scoring};
 use crate::selection::select_tests;
@@ -48,6 +49,20 @@ pub struct TestProgram {
     pub expected: Option<String>,
     /// For judge functional tests: the line that must be the last one printed.
     pub sentinel: Option<String>,
+    /// For judge functional tests: the test's own code, for the referee to split. `source` and
+    /// `sentinel` are the program run instead when the referee cannot split it.
+    pub check: Option<String>,
+}
+
+/// What the referee and the runner need to run a judge job's functional tests split: the
+/// prelude both sides execute (the test's names) and the solution (loaded once in the runner;
+/// the referee only reads which names it binds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionalSplit {
+    /// The judge prelude: standard imports and the LeetCode helpers.
+    pub prelude: String,
+    /// The extracted code.
+    pub solution: String,
 }
 
 /// When a stage runs.
@@ -99,6 +114,8 @@ pub struct ExecutionPlan {
     pub limits: Limits,
     /// Python modules the interpreter must be able to import for this plan.
     pub required_modules: Vec<&'static str>,
+    /// Judge functional tests: split by the referee (issue 12; docs/profiles.md).
+    pub functional_split: Option<FunctionalSplit>,
 }
 
 /// What a job needs: nothing more (the result is known) or an execution.
@@ -161,6 +178,13 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
     let needs_scientific = programs
         .iter()
         .any(|program| program.source.contains("import pandas as pd"));
+    let functional_split = programs
+        .iter()
+        .any(|program| program.check.is_some())
+        .then(|| FunctionalSplit {
+            prelude: judge_prefix(),
+            solution: code.clone(),
+        });
     Plan::Execute(ExecutionPlan {
         profile: profile.name,
         programs,
@@ -175,6 +199,7 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
         } else {
             Vec::new()
         },
+        functional_split,
     })
 }
 
@@ -191,6 +216,20 @@ fn build_programs(
         stdin: None,
         expected: None,
         sentinel,
+        check: None,
+    };
+    // Judge functional tests carry their code for the referee; the sentinel program is the
+    // fallback for forms it cannot split.
+    let judged = |test_index: usize, statement: &str| {
+        let sentinel = sentinel_token(options.seed, &options.job_identity, test_index);
+        TestProgram {
+            check: Some(statement.to_owned()),
+            ..functional(
+                test_index,
+                judge_functional(code, statement, &sentinel),
+                Some(sentinel),
+            )
+        }
     };
     match &suite.tests {
         Tests::InputOutput(tests) => selected
@@ -201,6 +240,7 @@ fn build_programs(
                 stdin: Some(profile.value_join.render(&tests[index].input)),
                 expected: Some(profile.value_join.render(&tests[index].output)),
                 sentinel: None,
+                check: None,
             })
             .collect(),
         Tests::Functional(FunctionalTests::Single(block)) => {
@@ -210,14 +250,7 @@ fn build_programs(
                     single_functional(code, block, with_prefix)
                 }
                 FunctionalAssembly::PerAssert => plain_functional(code, block),
-                FunctionalAssembly::JudgeSentinel => {
-                    let sentinel = sentinel_token(options.seed, &options.job_identity, 0);
-                    return vec![functional(
-                        0,
-                        judge_functional(code, block, &sentinel),
-                        Some(sentinel),
-                    )];
-                }
+                FunctionalAssembly::JudgeSentinel => return vec![judged(0, block)],
             };
             vec![functional(0, source, None)]
         }
@@ -243,14 +276,7 @@ fn build_programs(
                 .collect(),
             FunctionalAssembly::JudgeSentinel => selected
                 .iter()
-                .map(|&index| {
-                    let sentinel = sentinel_token(options.seed, &options.job_identity, index);
-                    functional(
-                        index,
-                        judge_functional(code, &statements[index], &sentinel),
-                        Some(sentinel),
-                    )
-                })
+                .map(|&index| judged(index, &statements[index]))
                 .collect(),
         },
     }
