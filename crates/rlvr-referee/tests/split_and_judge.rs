@@ -29,7 +29,7 @@ fn spawn(arguments: &[&str]) -> (Child, OwnedFd, OwnedFd) {
 }
 
 struct Pair {
-    _processes: Vec<Child>,
+    processes: Vec<Child>,
     referee: Referee,
     runner: Runner,
     prelude: String,
@@ -45,10 +45,19 @@ impl Pair {
         referee.start(&prelude).expect("the referee starts");
         let (runner_process, requests, responses) = spawn(&rlvr_runner::interpreter_arguments());
         Self {
-            _processes: vec![referee_process, runner_process],
+            processes: vec![referee_process, runner_process],
             referee,
             runner: Runner::new(requests, responses),
             prelude,
+        }
+    }
+}
+
+impl Drop for Pair {
+    fn drop(&mut self) {
+        for process in &mut self.processes {
+            let _ = process.kill();
+            let _ = process.wait();
         }
     }
 }
@@ -155,6 +164,7 @@ fn honest_solutions_pass_every_split_form() {
         def words(s):\n    return s.split()\n\
         def counts(s):\n    return collections.Counter(s)\n\
         def nothing():\n    return None\n\
+        ANSWER = 6 * 7\n\
         class Solution:\n    def twoSum(self, nums: List[int], target: int) -> List[int]:\n        seen = {}\n        for i, n in enumerate(nums):\n            if target - n in seen:\n                return [seen[target - n], i]\n            seen[n] = i\n";
     assert_all_pass(
         &mut pair,
@@ -182,6 +192,7 @@ fn honest_solutions_pass_every_split_form() {
             "data = [1, 2, 3]\nassert add(data[0], data[2]) == 4",
             "x = add(2, 2)\nassert x == 4",
             "assert True",
+            "assert ANSWER == 42 and ANSWER != 41",
             "METADATA = {}\n\ndef check(value):\n    return value == 10\nassert check(add(4, 6))",
         ],
     );

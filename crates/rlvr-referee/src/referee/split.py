@@ -35,14 +35,17 @@ class Unsplittable(Exception):
     """A test form the referee does not split (its message says why)."""
 
 
-def module_bindings(statements):
-    """Names the statements bind in their module's scope, and the modules they star-import."""
+def module_bindings(statements, definitions=None):
+    """Names the statements bind in their module's scope, and the modules they star-import;
+    `definitions` (a set) also receives the names bound by `def` and `class`."""
     names, stars = set(), set()
     stack = list(statements)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
+            if definitions is not None:
+                definitions.add(node.name)
             stack.extend(node.decorator_list)
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Global):
@@ -109,8 +112,9 @@ class SolutionNames:
     every prelude-imported name it might shadow counts as bound)."""
 
     def __init__(self, source, trust):
+        self.definitions = set()
         try:
-            names, stars = module_bindings(ast.parse(source).body)
+            names, stars = module_bindings(ast.parse(source).body, self.definitions)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             names, stars = None, set()
         if names is not None:
@@ -121,6 +125,11 @@ class SolutionNames:
 
     def binds(self, name):
         return self.names is None or name in self.names
+
+    def is_value(self, name):
+        """Whether the name is bound, and only by statements other than `def` and `class` (a
+        value the test may read: `assert answer == 42`)."""
+        return self.names is not None and name in self.names and name not in self.definitions
 
 
 def parameters(arguments):
@@ -235,6 +244,9 @@ class ProbeCutter(ast.NodeTransformer):
         """How `node` is a probe: "call", "iterator" (a lazy iterator the child turns into a list)
         or None."""
         classifier = self.classifier
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and classifier.is_solution(node.id) \
+                and classifier.solution.is_value(node.id):
+            return "call"
         if isinstance(node, ast.Call):
             name = root_name(node.func)
             if name is not None and classifier.is_solution(name):
