@@ -440,7 +440,27 @@ fn the_expected_side_never_reaches_the_probe_spec() {
 fn forms_that_cannot_be_split_say_why() {
     let mut pair = Pair::new();
     let cases = [
-        ("for x in range(3):\n    assert f(x) == x", "for statement"),
+        (
+            "for x in range(3):\n    if x:\n        assert f(x) == x",
+            "if statement",
+        ),
+        (
+            "for x in range(3):\n    assert f(x) == x\nelse:\n    pass",
+            "else clause",
+        ),
+        (
+            "for x in range(3):\n    assert f(x) == x\n    break",
+            "break or continue",
+        ),
+        ("for x in f(3):\n    assert x", "loop over the solution"),
+        (
+            "y = f(1)\nfor x in range(y):\n    assert f(x) == x",
+            "loop over the solution",
+        ),
+        (
+            "for x in range(3):\n    y = f(x)\n    z = y + 1\n    assert f(z) == z",
+            "computes from results",
+        ),
         ("assert all(f(x) == x for x in range(3))", "comprehension"),
         ("assert (lambda: f(1))() == 1", "lambda"),
         ("assert f is not None", "used as a value"),
@@ -469,6 +489,38 @@ fn forms_that_cannot_be_split_say_why() {
         }
     }
     pair.referee.close().unwrap();
+}
+
+/// HumanEval's random-input loops: a `for` over what the test computes is unrolled, each
+/// iteration's inputs go to the child and its checks run here.
+#[test]
+fn loops_over_the_tests_own_values_are_unrolled() {
+    let mut pair = Pair::new();
+    let cyclic = "def encode_cyclic(s):\n    return s[1:] + s[:1]\ndef decode_cyclic(s):\n    return s[-1:] + s[:-1]";
+    let tests = [
+        "from random import randint, choice\nimport string\nletters = string.ascii_lowercase\n\
+         for _ in range(50):\n    str = ''.join(choice(letters) for i in range(randint(10, 20)))\n    \
+         encoded_str = encode_cyclic(str)\n    assert decode_cyclic(encoded_str) == str",
+        "import random\nrng = random.Random(42)\nfor _ in range(20):\n    data = [rng.randint(-9, 9) for _ in range(5)]\n    \
+         total = sum(data)\n    assert decode_cyclic(encode_cyclic(data)) == data and total == sum(data)",
+        "for x in range(5):\n    assert encode_cyclic('ab' * x) == ('ba' * x)",
+    ];
+    assert_all_pass(&mut pair, cyclic, &tests);
+    let wrong =
+        "def encode_cyclic(s):\n    return s[1:] + s[:1]\ndef decode_cyclic(s):\n    return s";
+    let scored = score(&mut pair, wrong, &tests[..1]);
+    assert!(
+        matches!(scored[0], Scored::Judged(Outcome::Fail, _, _)),
+        "{scored:?}"
+    );
+    // In place, inside a loop: each iteration sees what the call did to its own input.
+    assert_all_pass(
+        &mut pair,
+        "def rotate(nums, k):\n    nums[:] = nums[-k:] + nums[:-k]",
+        &[
+            "for n in range(1, 4):\n    nums = list(range(n))\n    rotate(nums, 1)\n    assert nums == list(range(n))[-1:] + list(range(n))[:-1]",
+        ],
+    );
 }
 
 #[test]

@@ -61,12 +61,12 @@ fn only_the_probes_run_and_their_values_come_back_as_data() {
     let solution = "def double(x):\n    return [x, x]\ndef boom():\n    raise KeyError('k')\nclass Always:\n    def __eq__(self, other):\n        return True\ndef liar():\n    return Always()\ndef tree():\n    return TreeNode(1, TreeNode(2))";
     let spec = json!({
         "probes": [
-            {"source": "double(n)"},
+            {"source": "double(n)", "inputs": [["n", 21]]},
             {"source": "boom()"},
             {"source": "liar()"},
             {"source": "tree()"},
         ],
-        "bindings": {"table": [], "values": [21], "names": ["n"]},
+        "table": [],
         "classes": ["TreeNode"],
     });
     let (report, results) = probes(&spec, solution);
@@ -81,6 +81,29 @@ fn only_the_probes_run_and_their_values_come_back_as_data() {
     let tree = &table[outcomes[3][1]["r"].as_u64().unwrap() as usize];
     assert_eq!(tree[0], "object");
     assert_eq!(tree[1], "TreeNode");
+}
+
+#[test]
+fn inputs_results_and_snapshots_follow_the_probes_in_order() {
+    let solution = "def rotate(nums, k):\n    nums[:] = nums[-k:] + nums[:-k]\ndef encode(s):\n    return s[::-1]\ndef decode(s):\n    return s[::-1]";
+    let spec = json!({
+        "probes": [
+            {"source": "rotate(nums, 1)", "inputs": [["nums", {"r": 0}]], "snapshot": ["nums"]},
+            {"source": "encode(text)", "inputs": [["text", "abc"]], "assign": "encoded"},
+            {"source": "decode(encoded)"},
+        ],
+        "table": [["list", [1, 2, 3]]],
+    });
+    let (report, results) = probes(&spec, solution);
+    assert!(report.completed);
+    assert_eq!(results["results"][1], json!(["value", "cba"]));
+    assert_eq!(results["results"][2], json!(["value", "abc"]));
+    let snapshot = &results["snapshots"][0][0];
+    let table = results["table"].as_array().unwrap();
+    assert_eq!(
+        table[snapshot["r"].as_u64().unwrap() as usize],
+        json!(["list", [3, 1, 2]])
+    );
 }
 
 #[test]

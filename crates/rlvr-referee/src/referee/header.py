@@ -23,8 +23,10 @@ import ast
 import builtins
 import collections
 import gc
+import itertools
 import json
 import os
 import struct
 import sys
+import types
 

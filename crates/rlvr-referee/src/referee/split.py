@@ -232,6 +232,8 @@ def find_entry(statements, trust, test_names):
 class Probe:
     def __init__(self, node, source, as_iterator, requires):
         self.node, self.source, self.as_iterator, self.requires = node, source, as_iterator, requires
+        self.assign = None
+        self.inputs = []
 
 
 class ProbeCutter(ast.NodeTransformer):
@@ -318,9 +320,24 @@ def free_names(node):
             if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load) and inner.id not in local}
 
 
+class Statement:
+    """One statement of a test after its setup, as the referee replays it: `kind` is "plain"
+    (no solution call; runs here when judging), "probe" (solution calls cut out; the rest runs
+    here when judging), "setup" (inside a loop: runs here while preparing, once per iteration)
+    or "loop"."""
+
+    def __init__(self, kind, node, probes=(), body=(), assigns=None):
+        self.kind, self.node, self.probes, self.body, self.assigns = kind, node, list(probes), list(body), assigns
+        self.code = None
+        self.reads = set()
+
+
 class SplitTest:
-    """One test, split: the statements that run here before the child (`setup`), the probes,
-    the names whose values the child receives, and the statements that run here after it."""
+    """One test, split: `setup` runs here before the child runs; `tail` holds the statements
+    from the first one that calls the solution, each with its probes (solution calls, their
+    inputs read from the test's own names) and the code that finishes it here. A top-level
+    `for` over an iterable the test computes is unrolled: it runs here while preparing, and each
+    iteration's calls become probes with that iteration's inputs."""
 
     def __init__(self, text, trust, solution):
         try:
@@ -331,32 +348,94 @@ class SplitTest:
         if test_stars:
             raise Unsplittable("the test star-imports a module")
         entry = find_entry(statements, trust, test_names)
-        classifier = Classifier(trust, solution, test_names, entry)
-        self.probes = []
-        cutter = ProbeCutter(classifier, self.probes)
-        first = None
-        rewritten = []
-        for index, statement in enumerate(statements):
-            if not classifier.mentions_solution(statement):
-                rewritten.append(statement)
-                continue
-            if not isinstance(statement, SPLIT_STATEMENTS):
-                raise Unsplittable(f"a solution call inside {type(statement).__name__.lower()} statement")
-            if isinstance(statement, ast.Assign) and any(classifier.mentions_solution(target)
-                                                         for target in statement.targets):
-                raise Unsplittable("an assignment to the solution's objects")
-            if first is None:
-                first = index
-            rewritten.append(cutter.visit(statement))
-        first = len(statements) if first is None else first
-        later, _ = module_bindings(statements[first:])
-        self.inputs = []
-        for probe in self.probes:
-            for name in sorted(free_names(probe.node)):
-                if name in test_names:
-                    if name in later:
-                        raise Unsplittable(f"the test rebinds {name!r}, which a solution call reads")
-                    if name not in self.inputs:
-                        self.inputs.append(name)
+        self.classifier = classifier = Classifier(trust, solution, test_names, entry)
+        first = next((index for index, statement in enumerate(statements)
+                      if classifier.mentions_solution(statement)), len(statements))
         self.setup = ast.fix_missing_locations(ast.Module(body=statements[:first], type_ignores=[]))
-        self.rest = ast.fix_missing_locations(ast.Module(body=rewritten[first:], type_ignores=[]))
+        # Names the child binds itself (`x = f(1)`: later calls may read x there), names only the
+        # judging replay binds (they cannot be inputs), and the names read while preparing.
+        self.child_bound = set()
+        self.replay_bound = set()
+        self.setup_bound, _ = module_bindings(statements[:first])
+        self.tail = [self.statement(node, in_loop=False) for node in statements[first:]]
+        for statement in self.walk():
+            if statement.kind == "probe":
+                for probe in statement.probes:
+                    probe.inputs = []
+                    for name in sorted(free_names(probe.node)):
+                        if name in self.child_bound:
+                            if name in self.setup_bound:
+                                raise Unsplittable(f"{name!r} is both a call's result and the test's")
+                            continue
+                        if name in self.setup_bound:
+                            if name in self.replay_bound:
+                                raise Unsplittable(f"the test rebinds {name!r}, which a solution call reads")
+                            probe.inputs.append(name)
+                        elif name in self.replay_bound:
+                            raise Unsplittable(f"a solution call reads {name!r}, which the test computes from results")
+            elif statement.kind == "setup" and statement.reads & (self.replay_bound | self.child_bound):
+                raise Unsplittable("the test computes inputs from the solution's results")
+            elif statement.kind == "loop" and statement.reads & (self.replay_bound | self.child_bound):
+                raise Unsplittable("a loop over the solution's results")
+
+    def walk(self):
+        for statement in self.tail:
+            yield statement
+            yield from statement.body
+
+    def statement(self, node, in_loop):
+        classifier = self.classifier
+        if not classifier.mentions_solution(node):
+            if in_loop and isinstance(node, (ast.Break, ast.Continue)):
+                raise Unsplittable("break or continue in a loop that calls the solution")
+            statement = Statement("plain", node)
+            statement.reads = free_names(node)
+            assigned, _ = module_bindings([node])
+            if not in_loop:
+                self.replay_bound |= assigned
+            statement.assigns = assigned
+            return statement
+        if isinstance(node, SPLIT_STATEMENTS):
+            if isinstance(node, ast.Assign) and any(classifier.mentions_solution(target) for target in node.targets):
+                raise Unsplittable("an assignment to the solution's objects")
+            probes = []
+            value = node.value if isinstance(node, ast.Assign) else None
+            rewritten = ProbeCutter(classifier, probes).visit(node)
+            statement = Statement("probe", rewritten, probes)
+            assigned, _ = module_bindings([node])
+            # `name = f(...)`: the child binds the name too, so that later calls can read it.
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and len(probes) == 1 and probes[0].node is value and not probes[0].as_iterator):
+                probes[0].assign = node.targets[0].id
+                self.child_bound.add(probes[0].assign)
+            self.replay_bound |= assigned
+            statement.assigns = assigned
+            return statement
+        if isinstance(node, ast.For) and not in_loop:
+            if node.orelse:
+                raise Unsplittable("a for statement with an else clause")
+            if classifier.mentions_solution(node.iter) or classifier.mentions_solution(node.target):
+                raise Unsplittable("a loop over the solution's results")
+            loop = Statement("loop", node)
+            loop.reads = free_names(node.iter)
+            body = [self.statement(child, in_loop=True) for child in node.body]
+            # Plain statements of the body that read what the solution's calls produced run when
+            # judging; the others prepare the next calls' inputs, here, while preparing.
+            produced = set()
+            for child in body:
+                if child.kind == "probe":
+                    produced |= child.assigns
+                elif isinstance(child.node, ast.Assert) or child.reads & produced:
+                    produced |= child.assigns
+                else:
+                    child.kind = "setup"
+            for child in body:
+                if child.kind == "plain":
+                    self.replay_bound |= child.assigns
+                elif child.kind == "setup":
+                    self.setup_bound |= child.assigns
+            target_names, _ = module_bindings([node.target])
+            self.setup_bound |= target_names
+            loop.body = body
+            return loop
+        raise Unsplittable(f"a solution call inside {type(node).__name__.lower()} statement")

@@ -306,3 +306,22 @@ def decode_values(table, encoded, classes):
     except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError, MemoryError,
             OverflowError) as error:
         raise Malformed(f"{type(error).__name__}: {error}") from None
+
+
+def shift_references(item, offset):
+    """The same encoded data with every table reference moved by `offset` (explicit stack)."""
+    if offset == 0:
+        return item
+    root = [item]
+    stack = [(root, 0)]
+    while stack:
+        container, key = stack.pop()
+        value = container[key]
+        if type(value) is dict:
+            if "r" in value:
+                container[key] = {"r": value["r"] + offset}
+            elif "c" in value:
+                stack.extend((value["c"], position) for position in range(len(value["c"])))
+        elif type(value) is list:
+            stack.extend((value, position) for position in range(len(value)))
+    return root[0]

@@ -6,29 +6,30 @@
 #
 # The probe spec (the `extra` payload of a `run` with "probes": true) is JSON:
 #   {"probes": [{"source": expression, "requires": [[name, module, attribute], ...],
-#                "snapshot": bool}, ...],
-#    "bindings": {"table": [...], "values": [...], "names": [...]},
-#    "classes": [class name, ...]}
-# `bindings` are the test's inputs the probes read. `requires` lists names the test calls that
-# the prelude also binds (`gcd` from math): the probe fails with NameError when the name still
-# holds the prelude's object, so a prompt's `gcd` must be the solution's. `snapshot` asks for
-# the inputs' values after the probe (a solution that works in place, `rotate(nums, 1)`). The
-# results file holds
+#                "inputs": [[name, value], ...], "modules": [[name, module], ...], "assign": name | null,
+#                "snapshot": [name, ...]}],
+#    "table": [...], "classes": [class name, ...]}
+# Each probe binds its `inputs` (the test's values it reads, encoded against the spec's table;
+# sent again only when the test changed them) and imports the `modules` the test imported, then
+# is evaluated; `assign` binds its value to a
+# name later probes read (`x = f(1)` then `g(x)`). `requires` lists names the test calls that the
+# prelude also binds (`gcd` from math): the probe fails with NameError when the name still holds
+# the prelude's object, so a prompt's `gcd` must be the solution's. `snapshot` asks for those
+# names' values after the probe (a solution that works in place, `rotate(nums, 1)`). The results
+# file holds
 #   {"table": [...], "results": [["value", v] | ["raised", type, message] | ["unencodable", why]],
-#    "snapshots": [[v, ...] | null, ...]}
+#    "snapshots": [[v, ...] | null, ...]}   (one snapshot per probe that asked for one)
 
 
 def run_probes(spec_text, namespace, results_fd):
-    """In the test child, after the solution ran: bind the test's inputs, evaluate each probe,
-    write every value (or the exception it raised) to `results_fd`."""
+    """In the test child, after the solution ran: evaluate each probe with its inputs, write
+    every value (or the exception it raised) to `results_fd`."""
     spec = json.loads(spec_text)
     classes = frozenset(spec.get("classes", ()))
-    bindings = spec.get("bindings") or {}
-    names = bindings.get("names") or []
-    if names:
-        known = {name: value for name, value in namespace.items() if isinstance(value, type) and name in classes}
-        values = decode_values(bindings["table"], bindings["values"], known)
-        namespace.update(zip(names, values))
+    probes = spec["probes"]
+    known = {name: value for name, value in namespace.items() if isinstance(value, type) and name in classes}
+    sent = [value for probe in probes for _, value in probe.get("inputs", ())]
+    received = iter(decode_values(spec.get("table", []), sent, known) if sent else ())
     table, results, snapshots = [], [], []
 
     def encoded(values):
@@ -38,8 +39,12 @@ def run_probes(spec_text, namespace, results_fd):
         table.extend(shift_references(entry, offset) for entry in part)
         return [shift_references(value, offset) for value in encoded_values]
 
-    for probe in spec["probes"]:
+    for probe in probes:
+        for name, _ in probe.get("inputs", ()):
+            namespace[name] = next(received)
         try:
+            for name, module in probe.get("modules", ()):
+                namespace[name] = __import__(module, fromlist=["*"])
             for name, module, attribute in probe.get("requires", ()):
                 prelude_object = getattr(sys.modules.get(module), attribute, None)
                 if name not in namespace or namespace[name] is prelude_object:
@@ -49,13 +54,15 @@ def run_probes(spec_text, namespace, results_fd):
         except Exception as error:
             results.append(["raised", type(error).__name__, probe_message(error)])
         else:
+            if probe.get("assign"):
+                namespace[probe["assign"]] = value
             try:
                 results.append(["value", encoded([value])[0]])
             except Unencodable as why:
                 results.append(["unencodable", str(why)])
         if probe.get("snapshot"):
             try:
-                snapshots.append(encoded([namespace.get(name) for name in names]))
+                snapshots.append(encoded([namespace.get(name) for name in probe["snapshot"]]))
             except Unencodable:
                 snapshots.append(None)
     data = json.dumps({"table": table, "results": results, "snapshots": snapshots}, separators=(",", ":")).encode()
@@ -69,22 +76,3 @@ def probe_message(error):
         return str(error)[:500]
     except Exception:
         return ""
-
-
-def shift_references(item, offset):
-    """The same encoded data with every table reference moved by `offset` (explicit stack)."""
-    if offset == 0:
-        return item
-    root = [item]
-    stack = [(root, 0)]
-    while stack:
-        container, key = stack.pop()
-        value = container[key]
-        if type(value) is dict:
-            if "r" in value:
-                container[key] = {"r": value["r"] + offset}
-            elif "c" in value:
-                stack.extend((value["c"], position) for position in range(len(value["c"])))
-        elif type(value) is list:
-            stack.extend((value, position) for position in range(len(value)))
-    return root[0]
