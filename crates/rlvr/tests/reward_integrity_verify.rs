@@ -169,3 +169,51 @@ fn unsplit_forms_run_whole_and_are_counted() {
         "{stderr}"
     );
 }
+
+/// Each kind the sensor and the runner report reaches the result and the summary, for stdin
+/// programs too: a signal to another process, another process's limits, `ctypes`, a death by
+/// SIGSYS; an honest program reports nothing.
+#[test]
+fn tampering_kinds_reach_the_result_and_the_summary() {
+    let directory = tempfile::tempdir().unwrap();
+    let truth = serde_json::json!({"inputs": ["1 2\n"], "outputs": ["3\n"]});
+    let programs = [
+        (
+            "signal",
+            "import os\ntry:\n    os.kill(1, 0)\nexcept OSError:\n    pass\nprint(3)",
+        ),
+        (
+            "prlimit",
+            "import resource\ntry:\n    resource.prlimit(1, resource.RLIMIT_NOFILE)\nexcept OSError:\n    pass\nprint(3)",
+        ),
+        ("ctypes", "import ctypes\nctypes.CDLL(None)\nprint(3)"),
+        (
+            "seccomp_kill",
+            "import os, signal\nprint(3, flush=True)\nos.kill(os.getpid(), signal.SIGSYS)",
+        ),
+        ("honest", "a, b = map(int, input().split())\nprint(a + b)"),
+    ];
+    let lines: Vec<String> = programs
+        .iter()
+        .map(|(id, code)| {
+            serde_json::json!({"id": id, "response": format!("```python\n{code}\n```"), "ground_truth": truth})
+                .to_string()
+        })
+        .collect();
+    let path = directory.path().join("kinds.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let output = verify(&path, &["--details"]);
+    let lines = results(&output);
+    for (line, (kind, _)) in lines.iter().zip(programs) {
+        if kind == "honest" {
+            assert!(line.get("tampering").is_none(), "{line}");
+            assert_eq!(line["score"], 1.0);
+        } else {
+            assert_eq!(line["tampering"][kind], 1, "{kind}: {line}");
+        }
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for kind in ["signal 1", "prlimit 1", "ctypes 1", "seccomp_kill 1"] {
+        assert!(stderr.contains(kind), "{kind}: {stderr}");
+    }
+}
