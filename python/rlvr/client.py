@@ -280,7 +280,16 @@ def default_client() -> Client:
     with _default_lock:
         if _default_client is None or _default_client._closed:
             url = os.environ.get("RLVR_URL") or None
-            _default_client = Client(url, profile=os.environ.get("RLVR_PROFILE") or None)
+            if url is None:
+                # A process pool's worker (verl's prime manager) is ended with SIGTERM, which
+                # skips atexit: tie the server to the starting thread when that thread is the
+                # process's main one, so it dies with the worker instead of outliving it.
+                main_thread = threading.current_thread() is threading.main_thread()
+                server = LocalServer(parent_death_signal=main_thread)
+                _default_client = Client(server.url, profile=os.environ.get("RLVR_PROFILE") or None)
+                _default_client.server = server
+            else:
+                _default_client = Client(url, profile=os.environ.get("RLVR_PROFILE") or None)
             if url is None:
                 os.environ["RLVR_URL"] = _default_client.urls[0]
         return _default_client
