@@ -15,6 +15,8 @@ import rlvr  # noqa: E402
 
 
 def pytest_configure(config):
+    # Sandbox uids of this suite's own (other suites run sandboxes at the same time).
+    os.environ.setdefault("RLVR_SANDBOX_UID", "61600")
     if not os.environ.get("RLVR_BIN"):
         raise pytest.UsageError("set RLVR_BIN to the built rlvr binary (cargo nextest does)")
 
