@@ -190,7 +190,7 @@ fn label(object: &serde_json::Map<String, Value>) -> Result<DecodedTests, ApiErr
 fn looks_like_base64(text: &str) -> bool {
     let text = text.trim();
     text.len() >= 8
-        && text.len() % 4 == 0
+        && text.len().is_multiple_of(4)
         && text
             .bytes()
             .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'='))
