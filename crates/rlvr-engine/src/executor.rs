@@ -116,6 +116,7 @@ impl<'a> Executor<'a> {
             session,
             restarts: 0,
             functional: &mut self.functional,
+            exposed: false,
         };
         let mut run = JobRun::default();
         for (stage_index, stage) in plan.stages.iter().enumerate() {
@@ -174,7 +175,7 @@ impl<'a> Executor<'a> {
             run.stages.push(runs);
         }
         job.functional.close_job();
-        self.kept = job.session.take().map(|session| (key, session));
+        self.kept = job.keep_session().map(|session| (key, session));
         run
     }
 }
@@ -191,10 +192,11 @@ impl Executor<'_> {
             session,
             restarts: 0,
             functional: &mut self.functional,
+            exposed: false,
         };
         drain(&mut job, shared, self.cancelled);
         job.functional.close_job();
-        self.kept = job.session.take().map(|session| (key, session));
+        self.kept = job.keep_session().map(|session| (key, session));
     }
 }
 
@@ -241,9 +243,23 @@ struct JobExecution<'e> {
     session: Option<Session>,
     restarts: usize,
     functional: &'e mut FunctionalJudge,
+    /// A judge functional test ran whole (not split): its expected side went through this
+    /// runner, so the runner must not serve another job.
+    exposed: bool,
 }
 
 impl JobExecution<'_> {
+    /// The runner to keep for the next job, unless an unsplit judge test's expected side went
+    /// through it (another job's test child, forked from it, could read what is left of it).
+    fn keep_session(&mut self) -> Option<Session> {
+        let session = self.session.take()?;
+        if self.exposed {
+            session.finish();
+            return None;
+        }
+        Some(session)
+    }
+
     /// Runs program `index` of the plan: a judge functional test split by the referee runs
     /// its probes and is judged there; anything else runs as its program.
     fn run_test(&mut self, index: usize, time_limit: Duration) -> ExecutionResult {
@@ -256,6 +272,9 @@ impl JobExecution<'_> {
         } else {
             ProgramSplit::Unsplit
         };
+        if program.check.is_some() && split == ProgramSplit::Unsplit {
+            self.exposed = true;
+        }
         let (mut result, results) = self.run_program(program, &split, time_limit);
         if program.check.is_some() {
             result.split = Some(matches!(split, ProgramSplit::Split(_)));
