@@ -291,6 +291,6 @@ class Job:
             except Unsplittable as why:
                 self.tests.append(None)
                 self.answers.append({"split": False, "reason": str(why)})
-            except (RecursionError, MemoryError, ValueError, TypeError) as error:
+            except Exception as error:
                 self.tests.append(None)
                 self.answers.append({"split": False, "reason": f"the referee could not split it ({type(error).__name__})"})

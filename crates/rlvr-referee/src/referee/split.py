@@ -108,8 +108,8 @@ class Trust:
 
 
 class SolutionNames:
-    """The names a solution binds statically (`None` when its source does not parse: then
-    every prelude-imported name it might shadow counts as bound)."""
+    """The names a solution binds statically (`None` when its source does not parse: then it
+    binds none we can vouch for, and a prompt's `gcd` must still be its own in the child)."""
 
     def __init__(self, source, trust):
         self.definitions = set()
@@ -124,7 +124,7 @@ class SolutionNames:
         self.names = names
 
     def binds(self, name):
-        return self.names is None or name in self.names
+        return self.names is not None and name in self.names
 
     def is_value(self, name):
         """Whether the name is bound, and only by statements other than `def` and `class` (a
