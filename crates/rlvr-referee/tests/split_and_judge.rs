@@ -193,6 +193,7 @@ fn honest_solutions_pass_every_split_form() {
             "x = add(2, 2)\nassert x == 4",
             "assert True",
             "assert ANSWER == 42 and ANSWER != 41",
+            "assert add is not None and callable(add) and add",
             "METADATA = {}\n\ndef check(value):\n    return value == 10\nassert check(add(4, 6))",
         ],
     );
@@ -463,7 +464,6 @@ fn forms_that_cannot_be_split_say_why() {
         ),
         ("assert all(f(x) == x for x in range(3))", "comprehension"),
         ("assert (lambda: f(1))() == 1", "lambda"),
-        ("assert f is not None", "used as a value"),
         (
             "x = 1\nassert f(x) == 1\nx = 2\nassert f(x) == 2",
             "rebinds",
@@ -520,6 +520,51 @@ fn loops_over_the_tests_own_values_are_unrolled() {
         &[
             "for n in range(1, 4):\n    nums = list(range(n))\n    rotate(nums, 1)\n    assert nums == list(range(n))[-1:] + list(range(n))[:-1]",
         ],
+    );
+}
+
+/// A response cannot choose the weaker path: the same tests are split, or not, whatever the
+/// solution binds, redefines or fails to parse.
+#[test]
+fn whether_a_test_is_split_never_depends_on_the_response() {
+    let mut pair = Pair::new();
+    let tests = [
+        "assert f(1) == 2",
+        "assert f is not None",
+        "assert gcd(4, 6) == 2",
+        "assert sqrt(f(4)) == 2",
+        "assert callable(f) and ANSWER == 1",
+        "for x in range(3):\n    assert f(x) == x",
+        "assert all(f(x) == x for x in range(3))",
+        "x = f(1)\nassert g(x) == 2",
+        "assert is_same_tree(f(tree_node([1])), tree_node([1]))",
+    ];
+    let solutions = [
+        "def f(x):\n    return x",
+        "f = lambda x: x\nANSWER = 1",
+        "class f:\n    pass\ndef gcd(a, b):\n    return 1\nsqrt = abs",
+        "from math import *\nfrom builtins import *\nimport sys as f",
+        "def is_same_tree(a, b):\n    return True\ntree_node = None\nisinstance = type = None",
+        "x = (",
+        "exec('def f(x): return x')",
+    ];
+    let mut decisions = Vec::new();
+    for solution in solutions {
+        let splits = pair.referee.open(solution, &tests).unwrap();
+        decisions.push(
+            splits
+                .iter()
+                .map(|split| matches!(split, TestSplit::Split { .. }))
+                .collect::<Vec<_>>(),
+        );
+        pair.referee.close().unwrap();
+    }
+    for decision in &decisions[1..] {
+        assert_eq!(decision, &decisions[0]);
+    }
+    assert_eq!(
+        decisions[0],
+        [true, true, true, true, true, true, false, true, true]
     );
 }
 

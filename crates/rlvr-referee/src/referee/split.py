@@ -18,10 +18,11 @@
 # A probe is a maximal solution call: a call whose function is rooted at a solution name
 # (`f(x)`, `Solution().g(x)`), extended through a consuming builtin around it (`list(f(x))`,
 # `sorted(f(x))`), a comprehension whose element is a probe (`[f(x) for x in data]`), or a
-# trusted call that receives a solution function (`map(f, data)`). Anything else that mentions
-# a solution name (a lambda, a comparison inside a comprehension, a solution call inside a loop
-# or an `if`) cannot be split: the test then runs whole next to the solution, as before, and is
-# counted as unsplit.
+# trusted call that receives a solution function (`map(f, data)`), or a solution name read as a
+# value. Anything else that mentions a solution name (a lambda, a comparison inside a
+# comprehension, a solution call inside an `if`) cannot be split: the test then runs whole next
+# to the solution, as before, and is counted as unsplit. Whether a test is split depends on the
+# test alone, never on the response: a response cannot choose the weaker path.
 
 SPLIT_CONSUMERS = frozenset(("list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max", "len", "any",
                              "all", "dict", "str", "repr", "int", "float", "bool", "abs", "round", "hash"))
@@ -35,17 +36,14 @@ class Unsplittable(Exception):
     """A test form the referee does not split (its message says why)."""
 
 
-def module_bindings(statements, definitions=None):
-    """Names the statements bind in their module's scope, and the modules they star-import;
-    `definitions` (a set) also receives the names bound by `def` and `class`."""
+def module_bindings(statements):
+    """Names the statements bind in their module's scope, and the modules they star-import."""
     names, stars = set(), set()
     stack = list(statements)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
-            if definitions is not None:
-                definitions.add(node.name)
             stack.extend(node.decorator_list)
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Global):
@@ -112,9 +110,8 @@ class SolutionNames:
     binds none we can vouch for, and a prompt's `gcd` must still be its own in the child)."""
 
     def __init__(self, source, trust):
-        self.definitions = set()
         try:
-            names, stars = module_bindings(ast.parse(source).body, self.definitions)
+            names, stars = module_bindings(ast.parse(source).body)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             names, stars = None, set()
         if names is not None:
@@ -126,10 +123,7 @@ class SolutionNames:
     def binds(self, name):
         return self.names is not None and name in self.names
 
-    def is_value(self, name):
-        """Whether the name is bound, and only by statements other than `def` and `class` (a
-        value the test may read: `assert answer == 42`)."""
-        return self.names is not None and name in self.names and name not in self.definitions
+
 
 
 def parameters(arguments):
@@ -246,8 +240,9 @@ class ProbeCutter(ast.NodeTransformer):
         """How `node` is a probe: "call", "iterator" (a lazy iterator the child turns into a list)
         or None."""
         classifier = self.classifier
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and classifier.is_solution(node.id) \
-                and classifier.solution.is_value(node.id):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and classifier.is_solution(node.id):
+            # A solution name read as a value (`assert ANSWER == 42`, `assert f is not None`):
+            # its value comes back as data (a function as an opaque stand-in).
             return "call"
         if isinstance(node, ast.Call):
             name = root_name(node.func)
@@ -287,8 +282,6 @@ class ProbeCutter(ast.NodeTransformer):
                 raise Unsplittable("a comprehension that checks the solution's results inside it")
             if isinstance(node, ast.NamedExpr):
                 raise Unsplittable("an assignment expression around a solution call")
-            if isinstance(node, ast.Name):
-                raise Unsplittable(f"the solution's {node.id!r} used as a value")
         return super().generic_visit(node)
 
     def cut(self, node, kind):

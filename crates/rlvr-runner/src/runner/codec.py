@@ -11,7 +11,9 @@
 #
 # Atoms: null, true, false, JSON integers below 4000 digits, finite JSON floats, strings.
 # Tagged atoms: {"i": hex} big integer, {"f": "nan"|"inf"|"-inf"}, {"b": hex} bytes,
-# {"c": [real, imaginary]} complex, {"r": index} a table entry.
+# {"c": [real, imaginary]} complex, {"r": index} a table entry, {"callable": name} a function or
+# class (decoded as an opaque stand-in: it is truthy and callable, equal only to itself, and
+# calling it raises; the test can check that a function exists, never run it).
 # Table entries: ["list", [v...]], ["tuple", [v...]], ["dict", [k, v, ...]], ["set", [v...]],
 # ["frozenset", [v...]], ["bytearray", hex], ["deque", [v...], maxlen], ["Counter", [k, v, ...]],
 # ["OrderedDict", [k, v, ...]], ["defaultdict", factory, [k, v, ...]],
@@ -25,6 +27,25 @@ CODEC_FACTORIES = {"list": list, "int": int, "set": set, "dict": dict, "str": st
 
 class Unencodable(Exception):
     """A value outside the encoding (its reason names the type)."""
+
+
+class CodecCallable:
+    """A function or class of the other side, by name only."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, *arguments, **keywords):
+        raise TypeError(f"{self.name} belongs to the solution's process and cannot be called here")
+
+    def __repr__(self):
+        return f"<callable {self.name}>"
+
+
+CODEC_CALLABLE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.LambdaType, type,
+                        types.BuiltinMethodType, types.MethodWrapperType, types.WrapperDescriptorType)
 
 
 def codec_collections():
@@ -66,6 +87,12 @@ def encode_values(values, classes):
             return {"c": [reference(value.real), reference(value.imag)]}
         if kind is bytes:
             return {"b": value.hex()}
+        if kind in CODEC_CALLABLE_TYPES or issubclass(kind, type):
+            try:
+                name = object.__getattribute__(value, "__qualname__")
+            except (AttributeError, TypeError):
+                name = None
+            return {"callable": name if type(name) is str else "function"}
         key = id(value)
         index = memo.get(key)
         if index is not None:
@@ -206,6 +233,8 @@ def decode_values(table, encoded, classes):
                 return bytes.fromhex(payload), None
             except ValueError:
                 raise Malformed("bytes that are not hexadecimal") from None
+        if tag == "callable" and type(payload) is str:
+            return CodecCallable(payload[:200]), None
         if tag == "c" and type(payload) is list and len(payload) == 2:
             parts = [atom(part)[0] for part in payload]
             if not all(type(part) in (int, float) for part in parts):
