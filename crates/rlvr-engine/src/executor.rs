@@ -15,8 +15,8 @@ use crate::sharing::{self, HelpBoard, SharedStage};
 use rlvr_runner::{Harness, JudgeOptions, Outcome, Runner, RunnerError, TestLimits, TestReport};
 use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec, WORK_DIRECTORY};
 use rlvr_verify::{
-    ExecutionPlan, ExecutionResult, JobRun, Profile, ProfileName, RefereeVerdict, StageCondition,
-    TamperKind, Tampering, TestProgram, TestRun, Verdict, judge_test,
+    ExecutionPlan, ExecutionResult, JobRun, Profile, ProfileName, StageCondition, TamperKind,
+    Tampering, TestProgram, TestRun, Verdict, judge_test,
 };
 
 /// Memory the runner process itself may use on top of a test's limit (interpreter, preloaded
@@ -265,44 +265,18 @@ impl JobExecution<'_> {
     fn run_test(&mut self, index: usize, time_limit: Duration) -> ExecutionResult {
         let program = &self.plan.programs[index];
         let split = if program.check.is_some() {
-            match self.functional.splits(self.sandbox, self.plan) {
-                Ok(splits) => splits.get(index).cloned().unwrap_or(ProgramSplit::Unsplit),
+            match self.functional.split_of(self.sandbox, self.plan, index) {
+                Ok(split) => split,
                 Err(message) => return sandbox_error(message),
             }
         } else {
             ProgramSplit::Unsplit
         };
-        if program.check.is_some() && split == ProgramSplit::Unsplit {
-            self.exposed = true;
-        }
+        self.exposed |= program.check.is_some() && split == ProgramSplit::Unsplit;
         let (mut result, results) = self.run_program(program, &split, time_limit);
         if program.check.is_some() {
-            result.split = Some(matches!(split, ProgramSplit::Split(_)));
-            if result.exit_code == Some(0) && result.completed == Some(false) {
-                result.tampering.insert(TamperKind::EarlyExit);
-            }
-        }
-        let clean = result.sandbox_error.is_none()
-            && !result.timed_out
-            && !result.memory_exceeded
-            && !result.output_exceeded
-            && result.signal.is_none()
-            && result.exit_code == Some(0)
-            && result.completed == Some(true);
-        if matches!(split, ProgramSplit::Split(_)) && clean {
-            match self
-                .functional
-                .judge(self.plan, index, &results, time_limit)
-            {
-                Some(judged) => {
-                    result.referee = Some(judged.verdict);
-                    if judged.forged {
-                        result.tampering.insert(TamperKind::ForgedReport);
-                    }
-                }
-                // The referee failed on the values this solution reported: its failure.
-                None => result.referee = Some(RefereeVerdict::Fail),
-            }
+            self.functional
+                .conclude(self.plan, index, &split, &results, &mut result, time_limit);
         }
         result
     }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use rlvr_referee::{Outcome, Referee, TestSplit};
 use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec};
-use rlvr_verify::{ExecutionPlan, RefereeVerdict};
+use rlvr_verify::{ExecutionPlan, ExecutionResult, RefereeVerdict, TamperKind};
 
 /// Memory of the referee's sandbox: the prelude, a job's tests and the values its children
 /// report (bounded by the output limit).
@@ -35,9 +35,9 @@ pub(crate) enum ProgramSplit {
 
 /// The referee's verdict on one split test, and whether the child's report was forged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Judged {
-    pub(crate) verdict: RefereeVerdict,
-    pub(crate) forged: bool,
+struct Judged {
+    verdict: RefereeVerdict,
+    forged: bool,
 }
 
 struct RefereeSession {
@@ -56,7 +56,7 @@ pub(crate) struct FunctionalJudge {
 
 impl FunctionalJudge {
     /// How each program of `plan` runs, splitting the job in the referee the first time.
-    pub(crate) fn splits(
+    fn splits(
         &mut self,
         sandbox: &Sandbox,
         plan: &Arc<ExecutionPlan>,
@@ -123,9 +123,57 @@ impl FunctionalJudge {
         Err(format!("the referee failed: {last_error}"))
     }
 
+    /// How program `index` of `plan` runs.
+    pub(crate) fn split_of(
+        &mut self,
+        sandbox: &Sandbox,
+        plan: &Arc<ExecutionPlan>,
+        index: usize,
+    ) -> Result<ProgramSplit, String> {
+        let splits = self.splits(sandbox, plan)?;
+        Ok(splits.get(index).cloned().unwrap_or(ProgramSplit::Unsplit))
+    }
+
+    /// After a judge functional test ran: records whether it was split and an early exit, and
+    /// for a split test whose child ran to its end, asks the referee for the verdict.
+    pub(crate) fn conclude(
+        &mut self,
+        plan: &Arc<ExecutionPlan>,
+        index: usize,
+        split: &ProgramSplit,
+        results: &[u8],
+        result: &mut ExecutionResult,
+        time_limit: Duration,
+    ) {
+        result.split = Some(matches!(split, ProgramSplit::Split(_)));
+        if result.exit_code == Some(0) && result.completed == Some(false) {
+            result.tampering.insert(TamperKind::EarlyExit);
+        }
+        let clean = result.sandbox_error.is_none()
+            && !result.timed_out
+            && !result.memory_exceeded
+            && !result.output_exceeded
+            && result.signal.is_none()
+            && result.exit_code == Some(0)
+            && result.completed == Some(true);
+        if !clean || !matches!(split, ProgramSplit::Split(_)) {
+            return;
+        }
+        match self.judge(plan, index, results, time_limit) {
+            Some(judged) => {
+                result.referee = Some(judged.verdict);
+                if judged.forged {
+                    result.tampering.insert(TamperKind::ForgedReport);
+                }
+            }
+            // The referee failed on the values this solution reported: its failure.
+            None => result.referee = Some(RefereeVerdict::Fail),
+        }
+    }
+
     /// Judges program `program` of the open job from its child's results file; `None` when
     /// the referee failed on these values (it is then replaced).
-    pub(crate) fn judge(
+    fn judge(
         &mut self,
         plan: &Arc<ExecutionPlan>,
         program: usize,
