@@ -192,6 +192,7 @@ fn honest_solutions_pass_every_split_form() {
             "data = [1, 2, 3]\nassert add(data[0], data[2]) == 4",
             "x = add(2, 2)\nassert x == 4",
             "assert True",
+            "import numpy as np\nassert np.allclose(halves(np.array([2.0, 4.0]).tolist()[0]), 1.0)",
             "assert ANSWER == 42 and ANSWER != 41",
             "assert add is not None and callable(add) and add",
             "METADATA = {}\n\ndef check(value):\n    return value == 10\nassert check(add(4, 6))",

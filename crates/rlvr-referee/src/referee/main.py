@@ -39,6 +39,17 @@ def serve_job(base, trust, header, payloads):
         os._exit(status)
 
 
+def add_site_packages():
+    """`-S` leaves site-packages off `sys.path`: add them (without `.pth` files) so that a
+    test's setup can import numpy as the solution's side can."""
+    import sysconfig
+
+    for key in ("purelib", "platlib"):
+        path = sysconfig.get_path(key)
+        if path and path not in sys.path and os.path.isdir(path):
+            sys.path.append(path)
+
+
 def referee_main():
     os.dup2(0, REQUEST_FD)
     os.dup2(1, RESPONSE_FD)
@@ -47,6 +58,7 @@ def referee_main():
         os.dup2(null, fd)
     os.close(null)
     sys.setrecursionlimit(10_000)
+    add_site_packages()
     base, trust = None, None
     while True:
         try:
