@@ -282,6 +282,10 @@ fn issue_12_always_agreeing_objects_fail() {
             "assert h(1) == [5]",
             "assert abs(f(1) - 5) < 1e-9",
             "assert math.isclose(f(1), 5)",
+            "assert bool(f(1)) and any([f(1)]) and any(h(1))",
+            "assert all(map(f, [1, 2]))",
+            "assert list(filter(f, [2, 4])) == [2, 4]",
+            "assert len(h(1)) == 1 and sorted(h(1)) == [5]",
             TREE_TESTS[0],
         ],
     );

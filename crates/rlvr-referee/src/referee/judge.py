@@ -182,10 +182,11 @@ class PreparedTest:
                 raise Malformed("the report's input snapshots do not match the probes")
             wanted, shape = [], []
             for result in results:
-                if type(result) is not list or not result or result[0] not in ("value", "raised", "unencodable"):
+                if type(result) is not list or not result or result[0] not in ("value", "iterator", "raised",
+                                                                               "unencodable"):
                     raise Malformed("a probe result is not tagged")
-                if result[0] == "value" and len(result) == 2:
-                    shape.append(("value", len(wanted)))
+                if result[0] in ("value", "iterator") and len(result) == 2:
+                    shape.append((result[0], len(wanted)))
                     wanted.append(result[1])
                 elif result[0] == "raised" and len(result) == 3 and all(type(part) is str for part in result[1:]):
                     shape.append(("raised", f"{result[1]}: {result[2]}"))
@@ -205,7 +206,14 @@ class PreparedTest:
             decoded = decode_values(report.get("table", []), wanted, self.classes)
         except (ValueError, Malformed, RecursionError, MemoryError) as error:
             return "error", f"the probe report is malformed: {error}", True
-        values = [(kind, decoded[payload] if kind == "value" else payload) for kind, payload in shape]
+        values = []
+        for kind, payload in shape:
+            if kind == "iterator":
+                if type(decoded[payload]) is not list:
+                    return "error", "the probe report is malformed: an iterator's items are not a list", True
+                values.append(("value", iter(decoded[payload])))
+            else:
+                values.append((kind, decoded[payload] if kind == "value" else payload))
         base = [0]
 
         def probe(index):

@@ -16,17 +16,14 @@
 # the child then refuses the prelude's own `gcd` (the probe `requires` it to be the solution's).
 #
 # A probe is a maximal solution call: a call whose function is rooted at a solution name
-# (`f(x)`, `Solution().g(x)`), extended through a consuming builtin around it (`list(f(x))`,
-# `sorted(f(x))`), a comprehension whose element is a probe (`[f(x) for x in data]`), or a
-# trusted call that receives a solution function (`map(f, data)`), or a solution name read as a
-# value. Anything else that mentions a solution name (a lambda, a comparison inside a
+# (`f(x)`, `Solution().g(x)`), a comprehension whose element is a probe (`[f(x) for x in data]`),
+# `map(f, data)`, or a solution name read as a value. Only the call runs next to the solution:
+# `list(f(x))`, `sorted(f(x))`, `any(f(x))` run here on its plain-data value (a generator's items
+# come back as an iterator), so no method of the solution's objects ever answers for the test. Anything else that mentions a solution name (a lambda, a comparison inside a
 # comprehension, a solution call inside an `if`) cannot be split: the test then runs whole next
 # to the solution, as before, and is counted as unsplit. Whether a test is split depends on the
 # test alone, never on the response: a response cannot choose the weaker path.
 
-SPLIT_CONSUMERS = frozenset(("list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max", "len", "any",
-                             "all", "dict", "str", "repr", "int", "float", "bool", "abs", "round", "hash"))
-SPLIT_ITERATORS = frozenset(("map", "filter", "zip", "enumerate", "reversed", "iter"))
 SPLIT_STATEMENTS = (ast.Assert, ast.Expr, ast.Assign, ast.AnnAssign)
 SPLIT_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 PROBE_FUNCTION = "__rlvr_probe__"
@@ -248,16 +245,15 @@ class ProbeCutter(ast.NodeTransformer):
             name = root_name(node.func)
             if name is not None and classifier.is_solution(name):
                 return "call"
-            if (isinstance(node.func, ast.Name) and classifier.always_trusted(node.func.id)
-                    and not any(classifier.mentions_solution(keyword.value) for keyword in node.keywords)):
-                function = node.func.id
-                if function in SPLIT_CONSUMERS and len(node.args) == 1 and self.probe_kind(node.args[0]):
-                    return "call"
-                bare = [argument for argument in node.args
-                        if isinstance(argument, ast.Name) and classifier.is_solution(argument.id)]
-                others = [argument for argument in node.args if argument not in bare]
-                if bare and not any(classifier.mentions_solution(argument) for argument in others):
-                    return "iterator" if function in SPLIT_ITERATORS else "call"
+            # `map(f, data)`: the solution's function applied to the test's values; its results
+            # come back one by one, as plain data. (Any other trusted function handed a solution
+            # function, `filter(f, data)`, `sorted(data, key=f)`, would judge the solution's
+            # values by their own methods next to the solution: there the function is a value.)
+            if (isinstance(node.func, ast.Name) and node.func.id == "map" and classifier.always_trusted("map")
+                    and not node.keywords and len(node.args) >= 2 and isinstance(node.args[0], ast.Name)
+                    and classifier.is_solution(node.args[0].id)
+                    and not any(classifier.mentions_solution(argument) for argument in node.args[1:])):
+                return "iterator"
             return None
         if isinstance(node, SPLIT_COMPREHENSIONS):
             elements = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
@@ -272,7 +268,9 @@ class ProbeCutter(ast.NodeTransformer):
 
     def generic_visit(self, node):
         classifier = self.classifier
-        if isinstance(node, ast.expr) and classifier.mentions_solution(node):
+        if not classifier.mentions_solution(node):
+            return node  # nothing of the solution's below (scopes respected: a lambda's own names)
+        if isinstance(node, ast.expr):
             kind = self.probe_kind(node)
             if kind is not None:
                 return self.cut(node, kind)

@@ -19,6 +19,7 @@
 # file holds
 #   {"table": [...], "results": [["value", v] | ["raised", type, message] | ["unencodable", why]],
 #    "snapshots": [[v, ...] | null, ...]}   (one snapshot per probe that asked for one)
+# A probe whose value is an iterator (a generator) reports ["iterator", v], v its items as a list.
 
 
 def run_probes(spec_text, namespace, results_fd):
@@ -57,9 +58,18 @@ def run_probes(spec_text, namespace, results_fd):
             if probe.get("assign"):
                 namespace[probe["assign"]] = value
             try:
-                results.append(["value", encoded([value])[0]])
+                if is_iterator(value):
+                    # A generator (or any iterator): its items, as the test would consume them.
+                    items = list(itertools.islice(value, PROBE_MAX_ITEMS + 1))
+                    if len(items) > PROBE_MAX_ITEMS:
+                        raise Unencodable(f"an iterator of more than {PROBE_MAX_ITEMS} items")
+                    results.append(["iterator", encoded([items])[0]])
+                else:
+                    results.append(["value", encoded([value])[0]])
             except Unencodable as why:
                 results.append(["unencodable", str(why)])
+            except Exception as error:
+                results.append(["raised", type(error).__name__, probe_message(error)])
         if probe.get("snapshot"):
             try:
                 snapshots.append(encoded([namespace.get(name) for name in probe["snapshot"]]))
@@ -69,6 +79,16 @@ def run_probes(spec_text, namespace, results_fd):
     view = memoryview(data)
     while view:
         view = view[os.write(results_fd, view):]
+
+
+PROBE_MAX_ITEMS = 1_000_000
+
+
+def is_iterator(value):
+    kind = type(value)
+    if kind in (list, tuple, dict, set, frozenset, str, bytes, bytearray):
+        return False
+    return kind is types.GeneratorType or hasattr(kind, "__next__") and hasattr(kind, "__iter__")
 
 
 def probe_message(error):

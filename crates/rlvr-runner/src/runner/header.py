@@ -26,6 +26,7 @@ import atexit
 import builtins
 import gc
 import io
+import itertools
 import json
 import os
 import resource
