@@ -4,6 +4,7 @@
 
 mod engine;
 mod executor;
+mod fault_injection;
 mod in_order;
 mod job_line;
 mod result_line;

@@ -62,9 +62,9 @@ fn fresh_verdicts(
     plan.programs
         .iter()
         .map(|program| {
-            let mut request = RunRequest::python(program.source.clone());
+            let mut request = RunRequest::python(program.source.to_string());
             request.program = Program::Python {
-                source: program.source.clone(),
+                source: program.source.to_string(),
             };
             request.stdin = Stdin::Bytes(program.stdin.clone().unwrap_or_default().into_bytes());
             request.limits.wall = plan.limits.time_per_test.min(Duration::from_secs(3));

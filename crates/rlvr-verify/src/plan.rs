@@ -2,6 +2,7 @@
 //! test suite, either an immediate result (format error, no code) or the test programs to run,
 //! in which stages, under which limits, and how to judge and aggregate them.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::assembly::{
@@ -11,7 +12,7 @@ use crate::assembly::{
 use crate::comparison::OutputComparison;
 use crate::exit_code::{ExitCodePolicy, Runner};
 use crate::job_result::{JobResult, Status};
-use crate::limits::Limits;
+use crate::limits::{Limits, MAX_JOB_DEADLINE};
 use crate::profile::{Profile, ProfileName};
 use crate::scoring::{PRIME_SCORED_TESTS, Scoring};
 use crate::selection::select_tests;
@@ -40,8 +41,9 @@ pub struct PlanOptions {
 pub struct TestProgram {
     /// Zero-based index of the test in the record's suite (0 for a single functional block).
     pub test_index: usize,
-    /// Complete Python source.
-    pub source: String,
+    /// Complete Python source. Shared, not copied, between tests that run the same program
+    /// (every stdin test of a job), so a job's memory does not grow with tests x response size.
+    pub source: Arc<str>,
     /// Standard input; `None` means an empty stdin.
     pub stdin: Option<String>,
     /// Expected stdout for stdin tests, compared by the profile's comparator.
@@ -131,15 +133,15 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
 
     let mut limits = profile.limits;
     if profile.name == ProfileName::Klear
-        && let Some(seconds) = suite.time_limit_seconds
+        && let Some(time_limit) = suite.time_limit
     {
-        limits.time_per_test = Duration::from_secs_f64(seconds);
+        limits.time_per_test = time_limit;
     }
     if let Some(time_limit) = options.time_limit {
         limits.time_per_test = time_limit;
     }
     if let Some(memory) = options.memory_limit_bytes {
-        limits.memory_bytes = Some(memory);
+        limits.memory_bytes = memory;
     }
 
     let selected = select_tests(
@@ -155,8 +157,11 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
     let stages = build_stages(profile, &programs, &limits, options.time_limit);
     if profile.name == ProfileName::Rllm {
         // rllm's LiveCodeBench grader joins its worker after (timeout + 1) * n + 5 seconds.
+        // Saturates: a time limit or test count from a request can never make this panic.
         let seconds = (limits.time_per_test.as_secs_f64() + 1.0) * programs.len() as f64 + 5.0;
-        limits.job_deadline = Duration::from_secs_f64(seconds);
+        limits.job_deadline = Duration::try_from_secs_f64(seconds)
+            .unwrap_or(MAX_JOB_DEADLINE)
+            .min(MAX_JOB_DEADLINE);
     }
     let needs_scientific = programs
         .iter()
@@ -187,22 +192,25 @@ fn build_programs(
 ) -> Vec<TestProgram> {
     let functional = |test_index: usize, source: String, sentinel: Option<String>| TestProgram {
         test_index,
-        source,
+        source: Arc::from(source),
         stdin: None,
         expected: None,
         sentinel,
     };
     match &suite.tests {
-        Tests::InputOutput(tests) => selected
-            .iter()
-            .map(|&index| TestProgram {
-                test_index: index,
-                source: code.to_owned(),
-                stdin: Some(profile.value_join.render(&tests[index].input)),
-                expected: Some(profile.value_join.render(&tests[index].output)),
-                sentinel: None,
-            })
-            .collect(),
+        Tests::InputOutput(tests) => {
+            let shared_code: Arc<str> = Arc::from(code);
+            selected
+                .iter()
+                .map(|&index| TestProgram {
+                    test_index: index,
+                    source: Arc::clone(&shared_code),
+                    stdin: Some(profile.value_join.render(&tests[index].input)),
+                    expected: Some(profile.value_join.render(&tests[index].output)),
+                    sentinel: None,
+                })
+                .collect()
+        }
         Tests::Functional(FunctionalTests::Single(block)) => {
             let source = match profile.functional {
                 FunctionalAssembly::KlearPerAssert => klear_functional(code, block),
