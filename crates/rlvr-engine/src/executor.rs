@@ -34,6 +34,9 @@ const MAX_RESPONSE_RUNNER_DEATHS: usize = 3;
 const DEATHS_PER_TEST: usize = 2;
 /// A job's deadline never reaches past this (an `Instant` cannot be pushed arbitrarily far).
 const LONGEST_JOB: Duration = Duration::from_secs(30 * 24 * 3600);
+/// CPU time of the whole runner process (the sandbox's limit); a test's own CPU limit must stay
+/// below it, since a child cannot raise its hard limit past its parent's.
+const RUNNER_CPU: Duration = Duration::from_secs(24 * 3600);
 const SIGKILL: i32 = 9;
 const SIGXCPU: i32 = 24;
 
@@ -43,6 +46,8 @@ struct Session {
     runner: Runner,
     /// The source currently compiled in the runner.
     loaded: Option<Arc<str>>,
+    /// Why it does not compile, when it does not (the last line of the error).
+    compile_error: Option<String>,
     /// OOM kills in the sandbox's cgroup seen so far.
     out_of_memory_kills: u64,
 }
@@ -379,7 +384,9 @@ impl<'e> JobExecution<'e> {
 
     fn start_session(&self) -> Result<Session, String> {
         let limits = &self.plan.limits;
-        let memory = limits.memory_bytes.max(1 << 30) + RUNNER_HEADROOM_BYTES;
+        // Bounded: a limit from a caller that skipped validation cannot overflow or ask the
+        // cgroup for more than 1 TiB.
+        let memory = bounded(limits.memory_bytes).max(1 << 30) + RUNNER_HEADROOM_BYTES;
         let mut request = SpawnRequest::new(Program::Command {
             argv: std::iter::once("python".to_owned())
                 .chain(
@@ -390,7 +397,7 @@ impl<'e> JobExecution<'e> {
                 .collect(),
         });
         request.limits.memory_bytes = memory;
-        request.limits.cpu = Duration::from_secs(24 * 3600);
+        request.limits.cpu = RUNNER_CPU;
         request.limits.wall = limits.job_deadline;
         request.limits.pids = 256;
         request.stderr = StdioSpec::Null;
@@ -407,6 +414,7 @@ impl<'e> JobExecution<'e> {
             process,
             runner,
             loaded: None,
+            compile_error: None,
             out_of_memory_kills,
         })
     }
@@ -414,7 +422,7 @@ impl<'e> JobExecution<'e> {
 
 impl Session {
     /// Runs one test, loading its program first when the runner holds another. Returns the
-    /// result and, when the program was just loaded and does not compile, the error.
+    /// result and, when the program does not compile, the error.
     fn run(
         &mut self,
         plan: &ExecutionPlan,
@@ -422,7 +430,6 @@ impl Session {
         program: &TestProgram,
         time_limit: Duration,
     ) -> Result<(ExecutionResult, Option<String>), SessionFailure> {
-        let mut compile_error = None;
         let loaded = self.loaded.as_ref().is_some_and(|loaded| {
             Arc::ptr_eq(loaded, &program.source) || **loaded == *program.source
         });
@@ -451,7 +458,7 @@ impl Session {
                     None,
                 ));
             }
-            compile_error = report.compile_error.map(|text| {
+            self.compile_error = report.compile_error.map(|text| {
                 text.trim_end()
                     .lines()
                     .last()
@@ -464,11 +471,12 @@ impl Session {
             wall_ms: u64::try_from(time_limit.as_millis())
                 .unwrap_or(u64::MAX)
                 .max(1),
-            cpu_seconds: time_limit.as_secs() + 1,
-            output_bytes: plan
-                .limits
-                .output_cap(program.expected.as_ref().map(String::len)),
-            address_space_bytes: plan.limits.memory_bytes,
+            cpu_seconds: (time_limit.as_secs() + 1).min(RUNNER_CPU.as_secs() - 1),
+            output_bytes: bounded(
+                plan.limits
+                    .output_cap(program.expected.as_ref().map(String::len)),
+            ),
+            address_space_bytes: bounded(plan.limits.memory_bytes),
         };
         let stdin = program.stdin.as_deref().unwrap_or("").as_bytes();
         if fault_injection::armed(Site::RunnerRun, &program.source) {
@@ -484,7 +492,10 @@ impl Session {
         let kills = self.process.usage().out_of_memory_kills;
         let out_of_memory = kills > self.out_of_memory_kills;
         self.out_of_memory_kills = kills;
-        Ok((execution_result(report, out_of_memory), compile_error))
+        Ok((
+            execution_result(report, out_of_memory),
+            self.compile_error.clone(),
+        ))
     }
 
     /// Asks the runner to exit, then kills and reaps the sandbox (dropping does both).
@@ -535,6 +546,12 @@ fn execution_result(report: TestReport, out_of_memory: bool) -> ExecutionResult 
         completed: Some(report.completed),
         stdout: report.stdout,
     }
+}
+
+/// A byte limit as the kernel and Python can take it (an rlimit must fit a C `long`): at most
+/// 1 TiB, whatever a caller that skipped validation asked for.
+fn bounded(bytes: u64) -> u64 {
+    bytes.min(rlvr_verify::MAX_MEMORY_MEGABYTES << 20)
 }
 
 /// A test whose program made the runner die (or whose job already did so too often): the

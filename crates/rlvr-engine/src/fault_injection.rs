@@ -32,20 +32,41 @@ impl Site {
     }
 }
 
+/// Faults asked for: `(site name, marker)`, first from `RLVR_TEST_FAULT`, then from [`arm`].
+#[cfg(debug_assertions)]
+fn faults() -> std::sync::MutexGuard<'static, Vec<(String, String)>> {
+    static FAULTS: std::sync::OnceLock<std::sync::Mutex<Vec<(String, String)>>> =
+        std::sync::OnceLock::new();
+    FAULTS
+        .get_or_init(|| {
+            let from_environment = std::env::var("RLVR_TEST_FAULT").unwrap_or_default();
+            std::sync::Mutex::new(parse(&from_environment))
+        })
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(debug_assertions)]
+fn parse(specification: &str) -> Vec<(String, String)> {
+    specification
+        .split(',')
+        .filter_map(|entry| entry.split_once(':'))
+        .filter(|(_, marker)| !marker.is_empty())
+        .map(|(site, marker)| (site.to_owned(), marker.to_owned()))
+        .collect()
+}
+
+/// Adds faults (`SITE:MARKER,...`, as in `RLVR_TEST_FAULT`) for the rest of the process: how
+/// in-process tests arm them without touching the environment. Debug builds only.
+#[cfg(debug_assertions)]
+pub fn arm(specification: &str) {
+    faults().extend(parse(specification));
+}
+
 /// Whether a fault is asked for at `site` for a job whose text is `text`.
 #[cfg(debug_assertions)]
 pub(crate) fn armed(site: Site, text: &str) -> bool {
-    static FAULTS: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
-    let faults = FAULTS.get_or_init(|| {
-        std::env::var("RLVR_TEST_FAULT")
-            .unwrap_or_default()
-            .split(',')
-            .filter_map(|entry| entry.split_once(':'))
-            .filter(|(_, marker)| !marker.is_empty())
-            .map(|(site, marker)| (site.to_owned(), marker.to_owned()))
-            .collect()
-    });
-    faults
+    faults()
         .iter()
         .any(|(name, marker)| name == site.name() && text.contains(marker.as_str()))
 }

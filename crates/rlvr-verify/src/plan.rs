@@ -277,7 +277,7 @@ fn build_stages(
         let first_pass = Stage {
             programs: every_program,
             time_per_test: first_pass_time,
-            budget: Some(first_pass_time + Duration::from_secs(1)),
+            budget: Some(first_pass_time.saturating_add(Duration::from_secs(1))),
             shared_process: true,
             may_stop_at_first_failure: true,
             run_if: StageCondition::Always,
