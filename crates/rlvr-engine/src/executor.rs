@@ -19,8 +19,8 @@ use crate::sharing::{self, HelpBoard, SharedStage};
 use rlvr_runner::{Harness, Outcome, Runner, RunnerError, TestLimits, TestReport};
 use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec, WORK_DIRECTORY};
 use rlvr_verify::{
-    ExecutionPlan, ExecutionResult, JobRun, Profile, StageCondition, TestProgram, TestRun, Verdict,
-    judge_test,
+    ExecutionPlan, ExecutionResult, JobRun, Profile, ProgramText, StageCondition, TestProgram,
+    TestRun, Verdict, judge_test,
 };
 
 /// Memory the runner process itself may use on top of a test's limit (interpreter, preloaded
@@ -45,7 +45,7 @@ struct Session {
     process: SandboxedProcess,
     runner: Runner,
     /// The source currently compiled in the runner.
-    loaded: Option<Arc<str>>,
+    loaded: Option<ProgramText>,
     /// Why it does not compile, when it does not (the last line of the error).
     compile_error: Option<String>,
     /// OOM kills in the sandbox's cgroup seen so far.
@@ -212,7 +212,7 @@ fn drain(job: &mut JobExecution<'_>, shared: &SharedStage, cancelled: &AtomicBoo
         }
         let time_limit = stage.time_per_test.min(shared.deadline - now);
         let program = &shared.plan.programs[stage.programs[claim.position]];
-        fault_injection::panic_if_armed(site, &program.source);
+        fault_injection::panic_if_armed(site, |marker| program.source.contains(marker));
         let result = job.run_test(program, time_limit);
         let verdict = judge_test(&shared.profile, program, &result);
         claim.complete(TestRun {
@@ -292,7 +292,7 @@ impl<'e> JobExecution<'e> {
     /// After [`MAX_RESPONSE_RUNNER_DEATHS`] such deaths the job's remaining tests fail without
     /// running. Only a sandbox that cannot start is `sandbox_error`.
     fn run_test(&mut self, program: &TestProgram, time_limit: Duration) -> ExecutionResult {
-        fault_injection::panic_if_armed(Site::Execute, &program.source);
+        fault_injection::panic_if_armed(Site::Execute, |marker| program.source.contains(marker));
         let mut deaths = 0;
         loop {
             if self.response_deaths >= MAX_RESPONSE_RUNNER_DEATHS {
@@ -430,17 +430,18 @@ impl Session {
         program: &TestProgram,
         time_limit: Duration,
     ) -> Result<(ExecutionResult, Option<String>), SessionFailure> {
-        let loaded = self.loaded.as_ref().is_some_and(|loaded| {
-            Arc::ptr_eq(loaded, &program.source) || **loaded == *program.source
-        });
+        // Shared heads compare by pointer first (`Arc<str>` equality does), so a job's stdin
+        // tests never compare their code byte by byte.
+        let loaded = self.loaded.as_ref() == Some(&program.source);
         if !loaded {
-            if fault_injection::armed(Site::RunnerLoad, &program.source) {
+            if fault_injection::armed(Site::RunnerLoad, |marker| program.source.contains(marker)) {
                 self.process.kill();
             }
             let report = self
                 .runner
                 .load(
-                    &[&program.source],
+                    // The whole text exists only while it is sent.
+                    &[&program.source.to_string()],
                     "solution.py",
                     &plan.required_modules,
                     harness(profile),
@@ -465,7 +466,7 @@ impl Session {
                     .unwrap_or_default()
                     .to_owned()
             });
-            self.loaded = Some(Arc::clone(&program.source));
+            self.loaded = Some(program.source.clone());
         }
         let limits = TestLimits {
             wall_ms: u64::try_from(time_limit.as_millis())
@@ -479,7 +480,7 @@ impl Session {
             address_space_bytes: bounded(plan.limits.memory_bytes),
         };
         let stdin = program.stdin.as_deref().unwrap_or("").as_bytes();
-        if fault_injection::armed(Site::RunnerRun, &program.source) {
+        if fault_injection::armed(Site::RunnerRun, |marker| program.source.contains(marker)) {
             self.process.kill();
         }
         let report = self

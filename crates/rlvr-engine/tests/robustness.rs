@@ -404,12 +404,54 @@ fn issue_12_stdin_tests_share_the_response() {
         panic!("the response has code");
     };
     assert_eq!(execution.programs.len(), 200);
-    let first = &execution.programs[0].source;
+    let first = execution.programs[0].source.head();
     assert!(
         execution
             .programs
             .iter()
-            .all(|program| Arc::ptr_eq(&program.source, first)),
+            .all(|program| Arc::ptr_eq(program.source.head(), first)),
         "every test's program is the same shared text"
     );
+}
+
+/// Issue 12: functional tests keep one copy of the response too, and only their own assert.
+#[test]
+fn issue_12_functional_tests_share_the_response() {
+    let big_code = format!("# {}\ndef f(a):\n    return a + 1", "x".repeat(1 << 20));
+    let asserts: Vec<String> = (0..200)
+        .map(|index| format!("assert f({index}) == {}", index + 1))
+        .collect();
+    let suite = TestSuite::from_value(&json!({"functional": asserts})).unwrap();
+    for name in [ProfileName::Judge, ProfileName::Klear, ProfileName::Prime] {
+        let profile = Profile::named(name);
+        let Plan::Execute(execution) = plan(
+            &profile,
+            &fenced(&big_code),
+            &suite,
+            &PlanOptions::default(),
+        ) else {
+            panic!("the response has code");
+        };
+        assert_eq!(
+            execution.programs.len(),
+            if name == ProfileName::Klear { 16 } else { 200 }
+        );
+        let head = execution.programs[0].source.head();
+        assert!(head.len() > 1 << 20, "{name}: the head holds the code");
+        for (program, index) in execution.programs.iter().zip(0..) {
+            assert!(Arc::ptr_eq(program.source.head(), head), "{name}");
+            assert!(
+                program.source.tail().len() < 200,
+                "{name}: {}",
+                program.source.tail()
+            );
+            assert!(
+                program
+                    .source
+                    .to_string()
+                    .contains(&format!("assert f({})", program.test_index)),
+                "{name} {index}"
+            );
+        }
+    }
 }

@@ -14,6 +14,7 @@ use crate::exit_code::{ExitCodePolicy, Runner};
 use crate::job_result::{JobResult, Status};
 use crate::limits::{Limits, MAX_JOB_DEADLINE};
 use crate::profile::{Profile, ProfileName};
+use crate::program_text::{ProgramText, SharedHeads};
 use crate::scoring::{PRIME_SCORED_TESTS, Scoring};
 use crate::selection::select_tests;
 use crate::test_suite::{FunctionalTests, TestSuite, Tests};
@@ -41,9 +42,9 @@ pub struct PlanOptions {
 pub struct TestProgram {
     /// Zero-based index of the test in the record's suite (0 for a single functional block).
     pub test_index: usize,
-    /// Complete Python source. Shared, not copied, between tests that run the same program
-    /// (every stdin test of a job), so a job's memory does not grow with tests x response size.
-    pub source: Arc<str>,
+    /// Complete Python source. The part a job's programs share (prefix and code) is stored
+    /// once, so a job's memory does not grow with tests x response size.
+    pub source: ProgramText,
     /// Standard input; `None` means an empty stdin.
     pub stdin: Option<String>,
     /// Expected stdout for stdin tests, compared by the profile's comparator.
@@ -190,13 +191,14 @@ fn build_programs(
     selected: &[usize],
     options: &PlanOptions,
 ) -> Vec<TestProgram> {
-    let functional = |test_index: usize, source: String, sentinel: Option<String>| TestProgram {
-        test_index,
-        source: Arc::from(source),
-        stdin: None,
-        expected: None,
-        sentinel,
-    };
+    let functional =
+        |test_index: usize, source: ProgramText, sentinel: Option<String>| TestProgram {
+            test_index,
+            source,
+            stdin: None,
+            expected: None,
+            sentinel,
+        };
     match &suite.tests {
         Tests::InputOutput(tests) => {
             let shared_code: Arc<str> = Arc::from(code);
@@ -204,7 +206,7 @@ fn build_programs(
                 .iter()
                 .map(|&index| TestProgram {
                     test_index: index,
-                    source: Arc::clone(&shared_code),
+                    source: ProgramText::whole(Arc::clone(&shared_code)),
                     stdin: Some(profile.value_join.render(&tests[index].input)),
                     expected: Some(profile.value_join.render(&tests[index].output)),
                     sentinel: None,
@@ -222,12 +224,12 @@ fn build_programs(
                     let sentinel = sentinel_token(options.seed, &options.job_identity, 0);
                     return vec![functional(
                         0,
-                        judge_functional(code, block, &sentinel),
+                        ProgramText::whole(judge_functional(code, block, &sentinel)),
                         Some(sentinel),
                     )];
                 }
             };
-            vec![functional(0, source, None)]
+            vec![functional(0, ProgramText::whole(source), None)]
         }
         Tests::Functional(FunctionalTests::List(statements)) => match profile.functional {
             FunctionalAssembly::SingleProgram { with_prefix } => {
@@ -237,29 +239,41 @@ fn build_programs(
                     .collect();
                 vec![functional(
                     0,
-                    single_functional(code, &chosen.join("\n"), with_prefix),
+                    ProgramText::whole(single_functional(code, &chosen.join("\n"), with_prefix)),
                     None,
                 )]
             }
-            FunctionalAssembly::KlearPerAssert => selected
-                .iter()
-                .map(|&index| functional(index, klear_functional(code, &statements[index]), None))
-                .collect(),
-            FunctionalAssembly::PerAssert => selected
-                .iter()
-                .map(|&index| functional(index, plain_functional(code, &statements[index]), None))
-                .collect(),
-            FunctionalAssembly::JudgeSentinel => selected
-                .iter()
-                .map(|&index| {
-                    let sentinel = sentinel_token(options.seed, &options.job_identity, index);
-                    functional(
-                        index,
-                        judge_functional(code, &statements[index], &sentinel),
-                        Some(sentinel),
-                    )
-                })
-                .collect(),
+            per_test => {
+                // One program per assert: each text is built, then only its own tail is kept
+                // next to the head all of them share.
+                let text_of = |index: usize| -> (String, Option<String>) {
+                    let statement = &statements[index];
+                    match per_test {
+                        FunctionalAssembly::KlearPerAssert => {
+                            (klear_functional(code, statement), None)
+                        }
+                        FunctionalAssembly::JudgeSentinel => {
+                            let sentinel =
+                                sentinel_token(options.seed, &options.job_identity, index);
+                            (judge_functional(code, statement, &sentinel), Some(sentinel))
+                        }
+                        _ => (plain_functional(code, statement), None),
+                    }
+                };
+                let heads = match selected {
+                    [first, second, ..] => {
+                        SharedHeads::new(&text_of(*first).0, Some(&text_of(*second).0))
+                    }
+                    _ => SharedHeads::default(),
+                };
+                selected
+                    .iter()
+                    .map(|&index| {
+                        let (text, sentinel) = text_of(index);
+                        functional(index, heads.text(text), sentinel)
+                    })
+                    .collect()
+            }
         },
     }
 }

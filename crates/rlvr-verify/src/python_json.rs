@@ -13,34 +13,73 @@
 //! * `NaN`, `Infinity`, `-Infinity` and numbers beyond `f64` become strings holding their
 //!   literal, so a validator that wants a number says `found a string ("NaN")`;
 //! * duplicate keys keep the last value, as a Python `dict` does.
+//!
+//! A value of the wrong type is reported with the path of its field (`jobs[2].seed`), so a
+//! client sees which of its values to fix.
 
 use rlvr_dataset::json::{ValueRef, parse};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+/// Why a text could not be deserialized.
+#[derive(Debug, thiserror::Error)]
+pub enum JsonTextError {
+    /// Not JSON, even to Python.
+    #[error("malformed json: {0}")]
+    Syntax(#[source] serde_json::Error),
+    /// JSON, but a field holds the wrong type or value.
+    #[error("field `{path}`: {source}")]
+    Data {
+        /// Where the value is, e.g. `jobs[2].seed` (`.` for the whole document).
+        path: String,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
 /// Reads JSON text as Python's `json.loads` would, into a serde value (see the module docs
 /// for what changes on the way). The error is serde_json's (with its line and column) when
 /// neither parser accepts the text.
 pub fn parse_python_json(bytes: &[u8]) -> Result<Value, serde_json::Error> {
-    from_python_json(bytes)
+    let error = match serde_json::from_slice::<Value>(bytes) {
+        Ok(value) => return Ok(value),
+        Err(error) => error,
+    };
+    match reparse(bytes) {
+        Some(value) => Ok(value),
+        None => Err(error),
+    }
 }
 
 /// Deserializes `T` from JSON text as Python writes it: serde_json directly, or, when the text
 /// is JSON only to Python, through [`parse_python_json`]. A data error (a field of the wrong
-/// type) is reported as is, without a second parse.
-pub fn from_python_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::Error> {
-    let error = match serde_json::from_slice::<T>(bytes) {
-        Ok(value) => return Ok(value),
-        Err(error) if error.is_data() => return Err(error),
-        Err(error) => error,
+/// type) names the field's path and costs no second parse.
+pub fn from_python_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, JsonTextError> {
+    let data_error = |error: serde_path_to_error::Error<serde_json::Error>| JsonTextError::Data {
+        path: error.path().to_string(),
+        source: error.into_inner(),
     };
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return Err(error);
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let error = match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
+        Ok(value) => match deserializer.end() {
+            Ok(()) => return Ok(value),
+            Err(error) => error,
+        },
+        Err(error) if error.inner().is_data() => return Err(data_error(error)),
+        Err(error) => error.into_inner(),
     };
-    match parse(text.trim_end_matches(['\n', '\r'])) {
-        Ok(value) => serde_json::from_value(to_serde(&value)),
-        Err(_) => Err(error),
+    match reparse(bytes) {
+        Some(value) => serde_path_to_error::deserialize(value).map_err(data_error),
+        None => Err(JsonTextError::Syntax(error)),
     }
+}
+
+/// The second reading, with the Python-compatible parser (surrounding whitespace allowed, as
+/// `json.loads` allows it).
+fn reparse(bytes: &[u8]) -> Option<Value> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let value = parse(text.trim_matches([' ', '\t', '\n', '\r'])).ok()?;
+    Some(to_serde(&value))
 }
 
 /// One Python-parsed value as a serde value.
@@ -83,6 +122,8 @@ mod tests {
             value,
             json!({"prompt": "a\u{fffd}b", "pair": "\u{1f600}", "low": "\u{fffd}"})
         );
+        let padded = parse_python_json(b" \n{\"a\": \"\\ud800\"}\r\n").unwrap();
+        assert_eq!(padded, json!({"a": "\u{fffd}"}));
     }
 
     #[test]
@@ -101,7 +142,7 @@ mod tests {
     #[test]
     fn duplicate_keys_keep_the_last_value_in_the_first_place() {
         let value = parse_python_json(br#"{"a": 1, "b": "\ud800", "a": 2}"#).unwrap();
-        assert_eq!(value.to_string(), r#"{"a":2,"b":"�"}"#);
+        assert_eq!(value.to_string(), "{\"a\":2,\"b\":\"\u{fffd}\"}");
     }
 
     #[test]
@@ -113,19 +154,44 @@ mod tests {
         assert!(error.is_syntax(), "{error}");
     }
 
+    #[derive(Debug, serde::Deserialize)]
+    struct Request {
+        count: u64,
+    }
+
     #[test]
-    fn data_errors_are_reported_without_a_second_parse() {
-        #[derive(Debug, serde::Deserialize)]
-        struct Request {
-            #[expect(dead_code, reason = "only the error matters")]
-            count: u64,
-        }
+    fn data_errors_name_the_field() {
         let error = from_python_json::<Request>(br#"{"count": "x"}"#).unwrap_err();
-        assert!(error.is_data());
-        let error = from_python_json::<Request>(br#"{"count": NaN}"#).unwrap_err();
+        assert!(matches!(error, JsonTextError::Data { .. }));
         assert!(
-            error.to_string().contains("invalid type: string \"NaN\""),
+            error
+                .to_string()
+                .starts_with("field `count`: invalid type: string \"x\""),
             "{error}"
         );
+        let error = from_python_json::<Request>(br#"{"count": NaN}"#).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("field `count`: invalid type: string \"NaN\""),
+            "{error}"
+        );
+        let error =
+            from_python_json::<Vec<Request>>(br#"[{"count": 1}, {"count": -1}]"#).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("field `[1].count`: invalid value: integer `-1`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn typed_reads_take_python_text_and_refuse_trailing_data() {
+        let ok = from_python_json::<Request>(b" {\"count\": 1, \"s\": \"\\ud800\"}\n").unwrap();
+        assert_eq!(ok.count, 1);
+        let error = from_python_json::<Request>(br#"{"count": 1} x"#).unwrap_err();
+        assert!(matches!(error, JsonTextError::Syntax(_)), "{error}");
+        assert!(error.to_string().starts_with("malformed json: "), "{error}");
     }
 }

@@ -40,11 +40,11 @@ pub(crate) struct Args {
     /// Jobs run at once, each in its own sandbox (default: one per core).
     #[arg(long)]
     workers: Option<usize>,
-    /// Seconds per test, replacing the profile's limit.
-    #[arg(long)]
-    time_limit: Option<f64>,
-    /// Memory per test in MB, replacing the profile's limit.
-    #[arg(long)]
+    /// Seconds per test, replacing the profile's limit (at most 3600).
+    #[arg(long, value_parser = parse_time_limit)]
+    time_limit: Option<Duration>,
+    /// Memory per test in MB, replacing the profile's limit (at most 1048576).
+    #[arg(long, value_parser = parse_memory_limit)]
     memory_limit: Option<u64>,
     /// Run at most N tests per job, chosen deterministically from --seed and the job.
     #[arg(long)]
@@ -148,8 +148,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         job_identity: Vec::new(),
         max_tests: args.max_tests,
         all_tests: args.all_tests,
-        time_limit: args.time_limit.map(Duration::from_secs_f64),
-        memory_limit_bytes: args.memory_limit.map(|megabytes| megabytes << 20),
+        time_limit: args.time_limit,
+        memory_limit_bytes: args.memory_limit,
     };
     let profile = Arc::new(profile);
     let mut sequence = 0;
@@ -201,6 +201,19 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         return Ok(Status::Interrupted);
     }
     Ok(Status::Success)
+}
+
+/// `--time-limit`: validated before any work (a NaN or 1e300 once panicked the run).
+fn parse_time_limit(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text.parse().map_err(|error| format!("{error}"))?;
+    rlvr_verify::time_limit_from_seconds("--time-limit", seconds).map_err(|error| error.to_string())
+}
+
+/// `--memory-limit` in MB, returned in bytes.
+fn parse_memory_limit(text: &str) -> Result<u64, String> {
+    let megabytes: u64 = text.parse().map_err(|error| format!("{error}"))?;
+    rlvr_verify::memory_limit_from_megabytes("--memory-limit", megabytes)
+        .map_err(|error| error.to_string())
 }
 
 fn resolve_profile(args: &Args) -> anyhow::Result<Profile> {
