@@ -54,7 +54,12 @@ pub enum LimitError {
 pub fn time_limit_from_seconds(field: &str, seconds: f64) -> Result<Duration, LimitError> {
     let invalid = || LimitError::TimeLimit {
         field: field.to_owned(),
-        found: seconds.to_string(),
+        // `1e300` rather than its 301 digits.
+        found: if seconds.abs() < 1e15 {
+            seconds.to_string()
+        } else {
+            format!("{seconds:e}")
+        },
     };
     if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIME_LIMIT.as_secs_f64()) {
         return Err(invalid());
@@ -209,6 +214,12 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "--time-limit must be a number of seconds in (0, 3600], found -1"
+        );
+        assert!(
+            time_limit_from_seconds("t", 1e300)
+                .unwrap_err()
+                .to_string()
+                .ends_with("found 1e300")
         );
         assert_eq!(
             time_limit_from_seconds("x", 2.5).unwrap(),
