@@ -180,6 +180,65 @@ mod tests {
         );
     }
 
+    /// Any JSON a trainer might send, nested a little.
+    fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let scalar = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_map(|number| serde_json::Number::from_f64(number)
+                    .map_or(Value::Null, Value::Number)),
+            "[a-z0-9 \\n]{0,12}".prop_map(Value::from),
+        ];
+        scalar.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec(
+                    (
+                        prop_oneof![
+                            Just("id".to_owned()),
+                            Just("response".to_owned()),
+                            Just("ground_truth".to_owned()),
+                            Just("index".to_owned()),
+                            Just("inputs".to_owned()),
+                            Just("outputs".to_owned()),
+                            Just("functional".to_owned()),
+                            Just("timeout".to_owned()),
+                            Just("max_test_cases".to_owned()),
+                        ],
+                        inner
+                    ),
+                    0..6
+                )
+                .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Issue 12: whatever a job holds, parsing answers (a job or a reason), never panics,
+        /// and keeps the id of an object for the result line.
+        #[test]
+        fn issue_12_any_job_value_is_a_job_or_a_reason(value in any_value()) {
+            let id = value.get("id").cloned().unwrap_or(Value::Null);
+            match parse_job_value(value) {
+                Ok(job) => proptest::prop_assert_eq!(job.id, id),
+                Err(error) => {
+                    proptest::prop_assert!(!error.reason.is_empty());
+                    proptest::prop_assert_eq!(error.id, id);
+                }
+            }
+        }
+
+        /// Issue 12: any text at all, JSON or not, never panics the line parser.
+        #[test]
+        fn issue_12_any_line_is_a_job_or_a_reason(line in "\\PC{0,64}") {
+            let _ = parse_job_line(&line);
+        }
+    }
+
     #[test]
     fn dataset_rows_by_index() {
         let job = parse_job_line(r#"{"id": "a", "response": "x", "index": 12}"#).unwrap();

@@ -167,6 +167,11 @@ fn issue_12_bad_limit_flags_are_usage_errors_before_any_work() {
             "18446744073709551615",
             "found 18446744073709551615",
         ),
+        (
+            "--max-tests",
+            "0",
+            "--max-tests must be at least 1, found 0",
+        ),
     ] {
         // `--flag=VALUE`, so that `-1` is read as a value.
         let output = verify(&jobs, &[&format!("{flag}={value}")]);

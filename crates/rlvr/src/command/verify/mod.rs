@@ -46,8 +46,8 @@ pub(crate) struct Args {
     /// Memory per test in MB, replacing the profile's limit (at most 1048576).
     #[arg(long, value_parser = parse_memory_limit)]
     memory_limit: Option<u64>,
-    /// Run at most N tests per job, chosen deterministically from --seed and the job.
-    #[arg(long)]
+    /// Run at most N tests per job (N >= 1), chosen deterministically from --seed and the job.
+    #[arg(long, value_parser = parse_max_tests)]
     max_tests: Option<usize>,
     /// Run every test (no sampling, e.g. Klear's 16).
     #[arg(long)]
@@ -207,6 +207,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
 fn parse_time_limit(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text.parse().map_err(|error| format!("{error}"))?;
     rlvr_verify::time_limit_from_seconds("--time-limit", seconds).map_err(|error| error.to_string())
+}
+
+/// `--max-tests`: at least 1 (0 would score every job 0 without running anything).
+fn parse_max_tests(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("--max-tests must be at least 1, found 0".to_owned()),
+        Ok(count) => Ok(count),
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 /// `--memory-limit` in MB, returned in bytes.
