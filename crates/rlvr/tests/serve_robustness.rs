@@ -70,6 +70,20 @@ impl Served {
         (status, body)
     }
 
+    fn get_text(&self, path: &str) -> String {
+        let mut stream = TcpStream::connect(&self.address).expect("connects");
+        let head = format!(
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            self.address
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        let mut raw = String::new();
+        stream.read_to_string(&mut raw).unwrap();
+        raw.split_once("\r\n\r\n")
+            .map(|(_, body)| body.to_owned())
+            .unwrap_or_default()
+    }
+
     fn post(&self, path: &str, body: &Value) -> (u16, Value) {
         self.post_bytes(path, body.to_string().as_bytes())
     }
@@ -229,6 +243,13 @@ fn issue_12_a_panic_in_a_worker_is_one_sandbox_error_and_the_server_goes_on() {
         "{rewards}"
     );
     assert_still_scores(&served);
+    let metrics = served.get_text("/metrics");
+    assert!(
+        metrics
+            .lines()
+            .any(|line| line == "rlvr_engine_panics_total 3"),
+        "{metrics}"
+    );
 }
 
 /// Issue 13: a lone surrogate escape in a body rejected the whole request with 400.

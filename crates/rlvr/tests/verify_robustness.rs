@@ -228,6 +228,11 @@ fn issue_12_a_panic_in_a_worker_is_one_sandbox_error_line_and_the_run_goes_on() 
         for honest in [&results[1], &results[3]] {
             assert_eq!(honest["score"], 1.0, "{fault}: {honest}");
         }
+        assert!(
+            stderr(&output).contains("internal errors: 2 (the verifier panicked"),
+            "{fault}: {}",
+            stderr(&output)
+        );
     }
 }
 
