@@ -289,8 +289,9 @@ impl<'e> JobExecution<'e> {
     ///   death while a fresh runner still loads an empty program is the response's failure
     ///   (`runtime_error`), otherwise the runner itself is broken (`sandbox_error`).
     ///
-    /// After [`MAX_RESPONSE_RUNNER_DEATHS`] such deaths the job's remaining tests fail without
-    /// running. Only a sandbox that cannot start is `sandbox_error`.
+    /// After [`MAX_RESPONSE_RUNNER_DEATHS`] deaths while running tests, or one confirmed death
+    /// while loading, the job's remaining tests fail without running. Only a sandbox that
+    /// cannot start is `sandbox_error`.
     fn run_test(&mut self, program: &TestProgram, time_limit: Duration) -> ExecutionResult {
         fault_injection::panic_if_armed(Site::Execute, |marker| program.source.contains(marker));
         let mut deaths = 0;
@@ -321,9 +322,12 @@ impl<'e> JobExecution<'e> {
             } else {
                 "running a test"
             };
+            // Running out of memory or time is the test's own verdict, as it always was; it
+            // costs one restart and does not count toward the deaths that end the job.
             if out_of_memory {
-                self.response_deaths += 1;
-                self.note(|| format!("the runner ran out of memory {stage}"));
+                if failure.during_load {
+                    self.note(|| "the runner ran out of memory loading the response".to_owned());
+                }
                 return ExecutionResult {
                     memory_exceeded: true,
                     signal: Some(SIGKILL),
@@ -333,8 +337,6 @@ impl<'e> JobExecution<'e> {
                 };
             }
             if matches!(failure.error, RunnerError::Deadline) && !failure.during_load {
-                self.response_deaths += 1;
-                self.note(|| "the runner stopped answering while running a test".to_owned());
                 return ExecutionResult {
                     timed_out: true,
                     wall_time: Some(time_limit),
@@ -347,6 +349,7 @@ impl<'e> JobExecution<'e> {
             if deaths < DEATHS_PER_TEST {
                 continue;
             }
+            self.response_deaths += 1;
             if failure.during_load {
                 // Twice dead on this program: is it the program or the runner?
                 if let Err(problem) = self.probe_runner() {
@@ -354,8 +357,10 @@ impl<'e> JobExecution<'e> {
                         "the runner fails to load even an empty program: {problem}"
                     ));
                 }
+                // The response's code kills the interpreter compiling it: every other program
+                // of the job holds the same code, so none is loaded again.
+                self.response_deaths = MAX_RESPONSE_RUNNER_DEATHS;
             }
-            self.response_deaths += 1;
             let error = failure.error;
             self.note(|| format!("the response made the runner die {stage} ({error})"));
             return runner_died();
