@@ -260,12 +260,7 @@ fn build_programs(
                         _ => (plain_functional(code, statement), None),
                     }
                 };
-                let heads = match selected {
-                    [first, second, ..] => {
-                        SharedHeads::new(&text_of(*first).0, Some(&text_of(*second).0))
-                    }
-                    _ => SharedHeads::default(),
-                };
+                let heads = SharedHeads::new(selected.iter().map(|&index| text_of(index).0));
                 selected
                     .iter()
                     .map(|&index| {

@@ -4,8 +4,9 @@
 //! its sentinel print). A 2 MB response with 200 functional tests takes 2 MB, not 400 MB.
 //!
 //! [`SharedHeads`] finds the shared part without knowing how a profile assembles its programs:
-//! the head is the common prefix of the job's first two program texts, so a profile's assembly
-//! can change freely. The full text is built only for the moment the runner loads it.
+//! the head is the common prefix of all the job's program texts (cut at a line end), so a
+//! profile's assembly can change freely. The full text is built only for the moment the
+//! runner loads it.
 
 use std::fmt;
 use std::sync::Arc;
@@ -75,25 +76,36 @@ impl fmt::Display for ProgramText {
 }
 
 /// Turns a job's program texts into [`ProgramText`]s sharing one head: the common prefix of
-/// the first two texts (cut at a line end, so the head stays readable), or nothing.
+/// all of them (cut at a line end, so the head stays readable), or nothing.
 #[derive(Debug, Default)]
 pub(crate) struct SharedHeads {
     head: Option<Arc<str>>,
 }
 
 impl SharedHeads {
-    /// Prepares the head from the job's first two texts (pass `None` for the second when the
-    /// job has one program).
-    pub(crate) fn new(first: &str, second: Option<&str>) -> Self {
-        let Some(second) = second else {
+    /// Prepares the head from the job's texts (each is dropped once compared, so only two
+    /// exist at a time). Fewer than two texts share nothing.
+    pub(crate) fn new(mut texts: impl Iterator<Item = String>) -> Self {
+        let Some(first) = texts.next() else {
             return Self::default();
         };
-        let common = first
-            .bytes()
-            .zip(second.bytes())
-            .take_while(|(left, right)| left == right)
-            .count();
-        let cut = first[..common].rfind('\n').map_or(0, |newline| newline + 1);
+        let mut common = None;
+        for text in texts {
+            let limit = common.unwrap_or(first.len());
+            let length = first.as_bytes()[..limit]
+                .iter()
+                .zip(text.as_bytes())
+                .take_while(|(left, right)| left == right)
+                .count();
+            common = Some(length);
+        }
+        let Some(common) = common else {
+            return Self::default();
+        };
+        let cut = first.as_bytes()[..common]
+            .iter()
+            .rposition(|byte| *byte == b'\n')
+            .map_or(0, |newline| newline + 1);
         Self {
             head: (cut > 0).then(|| Arc::from(&first[..cut])),
         }
@@ -122,7 +134,7 @@ mod tests {
             "prefix\ncode\nassert f(2) == 3\n",
             "other\n",
         ];
-        let heads = SharedHeads::new(texts[0], Some(texts[1]));
+        let heads = SharedHeads::new(texts[..2].iter().map(|text| (*text).to_owned()));
         let programs: Vec<ProgramText> = texts
             .iter()
             .map(|text| heads.text((*text).to_owned()))
@@ -139,7 +151,11 @@ mod tests {
 
     #[test]
     fn contains_sees_across_the_boundary() {
-        let heads = SharedHeads::new("import pan\nas pd\n", Some("import pan\nxx"));
+        let heads = SharedHeads::new(
+            ["import pan\nas pd\n", "import pan\nxx"]
+                .map(String::from)
+                .into_iter(),
+        );
         let program = heads.text("import pan\nas pd\n".to_owned());
         assert_eq!(program.tail(), "as pd\n");
         assert!(program.contains("pan\nas"));
@@ -156,7 +172,20 @@ mod tests {
 
     #[test]
     fn one_program_shares_nothing() {
-        let heads = SharedHeads::new("a\nb", None);
+        let heads = SharedHeads::new(std::iter::once("a\nb".to_owned()));
         assert_eq!(heads.text("a\nb".to_owned()), ProgramText::whole("a\nb"));
+    }
+
+    /// Two identical tests first (the dataset has duplicate tests) must not stop the others
+    /// from sharing.
+    #[test]
+    fn duplicate_first_programs_still_share_with_the_rest() {
+        let texts = ["code\nassert a\n", "code\nassert a\n", "code\nassert b\n"];
+        let heads = SharedHeads::new(texts.iter().map(|text| (*text).to_owned()));
+        for text in texts {
+            let program = heads.text(text.to_owned());
+            assert_eq!(&**program.head(), "code\n");
+            assert_eq!(program.to_string(), text);
+        }
     }
 }
