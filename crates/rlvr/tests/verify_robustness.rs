@@ -293,6 +293,26 @@ fn issue_13_and_16_python_json_and_null_keys_in_job_lines_and_dataset_rows() {
     }
 }
 
+/// A line that is not UTF-8 is one invalid job; it used to end the whole run.
+#[test]
+fn a_job_line_that_is_not_utf8_is_one_invalid_job() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("jobs.jsonl");
+    let mut bytes = job("a", &fenced(SUM), &sum_truth()).into_bytes();
+    bytes.extend_from_slice(b"\r\n{\"id\": \"b\", \"response\": \"\xff\"}\n");
+    bytes.extend_from_slice(job("c", &fenced(SUM), &sum_truth()).as_bytes());
+    std::fs::write(&path, bytes).unwrap();
+    let output = verify(&path, &[]);
+    let results = assert_every_job_answered(&output, 3);
+    assert_eq!(results[0]["score"], 1.0);
+    assert_eq!(results[1]["status"], "invalid_job");
+    assert_eq!(
+        results[1]["reason"],
+        "line 2: not valid UTF-8 (byte offset 25 in the line)"
+    );
+    assert_eq!(results[2]["score"], 1.0);
+}
+
 /// Issue 12: a 2 MB response with 200 tests grew RSS by 400 MB. Memory must be bounded by the
 /// work in flight: measured as the peak RSS of `rlvr verify` (GNU time), against the same job
 /// with a small response.

@@ -153,16 +153,33 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     };
     let profile = Arc::new(profile);
     let mut sequence = 0;
-    for (line_index, line) in input.lines().enumerate() {
+    for (line_index, bytes) in input.split(b'\n').enumerate() {
         if interrupted.load(Ordering::Relaxed) {
             break;
         }
-        let line = line
+        let mut bytes = bytes
             .with_context(|| format!("{}: reading line {}", jobs_path.display(), line_index + 1))?;
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+        let line_number = line_index + 1;
+        // A line that is not UTF-8 is one invalid job, not the end of the run.
+        let line = match String::from_utf8(bytes) {
+            Ok(line) => line,
+            Err(error) => {
+                let reason = format!(
+                    "line {line_number}: not valid UTF-8 (byte offset {} in the line)",
+                    error.utf8_error().valid_up_to()
+                );
+                let result = JobResult::invalid_job(profile.name, reason);
+                let _ = sender.send((sequence, Value::Null, Some(result)));
+                sequence += 1;
+                continue;
+            }
+        };
         if line.trim().is_empty() {
             continue;
         }
-        let line_number = line_index + 1;
         match prepare(&line, line_number, dataset.as_ref(), &profile, &options) {
             Ok((id, job)) => {
                 let sender = sender.clone();
