@@ -71,9 +71,15 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
         .profile
         .parse()
         .map_err(|error| usage(format!("{error}")))?;
-    if !(args.request_deadline.is_finite() && args.request_deadline > 0.0) {
-        return Err(usage("--request-deadline must be a positive number of seconds".into()).into());
-    }
+    let Some(request_deadline) = Duration::try_from_secs_f64(args.request_deadline)
+        .ok()
+        .filter(|deadline| !deadline.is_zero() && deadline.as_secs() <= 365 * 24 * 3600)
+    else {
+        return Err(usage(
+            "--request-deadline must be a positive number of seconds, at most a year".into(),
+        )
+        .into());
+    };
     if args.max_queue == 0 || args.max_jobs_per_request == 0 || args.max_body_bytes == 0 {
         return Err(usage(
             "--max-queue, --max-jobs-per-request and --max-body-bytes must be positive".into(),
@@ -102,7 +108,7 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
         max_queue: args.max_queue,
         max_body_bytes: args.max_body_bytes,
         max_jobs_per_request: args.max_jobs_per_request.min(args.max_queue),
-        request_deadline: Duration::from_secs_f64(args.request_deadline),
+        request_deadline,
         default_profile,
         token,
         retry_after_seconds: defaults.retry_after_seconds,

@@ -101,5 +101,11 @@ impl Summary {
                 kinds.join(", ")
             );
         }
+        let panics = statistics.panics.load(Ordering::Relaxed);
+        if panics > 0 {
+            eprintln!(
+                "  internal errors: {panics} (the verifier panicked; those jobs are sandbox_error, see their reason)"
+            );
+        }
     }
 }
