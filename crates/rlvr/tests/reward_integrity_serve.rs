@@ -79,7 +79,18 @@ impl Served {
 }
 
 impl Drop for Served {
+    /// SIGTERM first (to our own child, by its id): the server drains and removes its
+    /// sandboxes' cgroups; SIGKILL only if it has not exited after ten seconds.
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        for _ in 0..200 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
