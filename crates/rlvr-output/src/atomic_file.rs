@@ -22,6 +22,7 @@ pub struct AtomicFile {
     target: PathBuf,
     writer: Option<BufWriter<File>>,
     temporary: Temporary,
+    written: u64,
 }
 
 impl AtomicFile {
@@ -36,12 +37,34 @@ impl AtomicFile {
             target: target.to_path_buf(),
             writer: Some(BufWriter::with_capacity(BUFFER_BYTES, file)),
             temporary,
+            written: 0,
         })
     }
 
     /// The final path.
     pub fn path(&self) -> &Path {
         &self.target
+    }
+
+    /// Changes the final path before the commit (export names shards `-of-N` only once it
+    /// knows N). The new path must be in the same directory.
+    pub fn set_path(&mut self, target: impl Into<PathBuf>) -> Result<(), OutputError> {
+        let target = target.into();
+        if temporary::directory_of(&target) != temporary::directory_of(&self.target)
+            || target.file_name().is_none()
+        {
+            return Err(OutputError::UnusablePath {
+                path: target,
+                reason: "is not a file in the directory the output was started in",
+            });
+        }
+        self.target = target;
+        Ok(())
+    }
+
+    /// Bytes written so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.written
     }
 
     /// An [`OutputError::Write`] for this output.
@@ -104,18 +127,26 @@ fn self_error(path: &Path, reason: &str) -> OutputError {
 impl Write for AtomicFile {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         match self.writer.as_mut() {
-            Some(writer) => writer
-                .write(bytes)
-                .map_err(|source| OutputError::write(&self.target, source).into_io()),
+            Some(writer) => {
+                let written = writer
+                    .write(bytes)
+                    .map_err(|source| OutputError::write(&self.target, source).into_io())?;
+                self.written += written as u64;
+                Ok(written)
+            }
             None => Err(self_error(&self.target, "the output was already committed").into_io()),
         }
     }
 
     fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         match self.writer.as_mut() {
-            Some(writer) => writer
-                .write_all(bytes)
-                .map_err(|source| OutputError::write(&self.target, source).into_io()),
+            Some(writer) => {
+                writer
+                    .write_all(bytes)
+                    .map_err(|source| OutputError::write(&self.target, source).into_io())?;
+                self.written += bytes.len() as u64;
+                Ok(())
+            }
             None => Err(self_error(&self.target, "the output was already committed").into_io()),
         }
     }
@@ -148,6 +179,15 @@ impl Drop for AtomicFile {
 /// the other while signals wait, so an interrupt leaves either all of them or none. If one
 /// rename fails, those after it are dropped (their temporaries removed); those before it stay.
 pub fn commit_all(files: Vec<AtomicFile>) -> Result<(), OutputError> {
+    commit_all_replacing(files, &[])
+}
+
+/// [`commit_all`], then, still while signals wait, removes the `obsolete` files a previous run
+/// left that the new set does not replace (an export's old shards when it has fewer now).
+pub fn commit_all_replacing(
+    files: Vec<AtomicFile>,
+    obsolete: &[PathBuf],
+) -> Result<(), OutputError> {
     let mut files = files;
     for file in &mut files {
         file.sync()?;
@@ -156,6 +196,15 @@ pub fn commit_all(files: Vec<AtomicFile>) -> Result<(), OutputError> {
         let mut registry = cleanup::lock();
         for file in &mut files {
             file.rename_into_place(&mut registry)?;
+        }
+        for path in obsolete {
+            if files.iter().all(|file| file.target != *path) {
+                match std::fs::remove_file(path) {
+                    Ok(()) => {}
+                    Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(source) => return Err(OutputError::write(path, source)),
+                }
+            }
         }
     }
     let mut directories: Vec<&Path> = files

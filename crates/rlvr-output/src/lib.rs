@@ -20,7 +20,7 @@ mod error;
 mod input_guard;
 mod temporary;
 
-pub use atomic_file::{AtomicFile, commit_all, write_atomically};
+pub use atomic_file::{AtomicFile, commit_all, commit_all_replacing, write_atomically};
 pub use cleanup::{install_signal_cleanup, terminate_by_signal};
 pub use directories::CreatedDirectories;
 pub use error::{OutputError, find_output_error};

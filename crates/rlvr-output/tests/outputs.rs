@@ -169,3 +169,30 @@ fn an_output_that_is_an_input_is_refused_in_every_spelling() {
     refuse_overwriting_inputs(&[&root.path().join("missing.jsonl")], &[&input])
         .expect("a missing input is reported by the reader");
 }
+
+#[test]
+fn obsolete_files_go_only_after_the_new_set_is_in_place() {
+    let directory = tempfile::tempdir().unwrap();
+    let old = [
+        "train-00000-of-00002.parquet",
+        "train-00001-of-00002.parquet",
+    ];
+    for name in old {
+        std::fs::write(directory.path().join(name), b"old").unwrap();
+    }
+    let mut file = AtomicFile::create(directory.path().join("train-00000.parquet")).unwrap();
+    file.write_all(b"new").unwrap();
+    assert_eq!(file.bytes_written(), 3);
+    file.set_path(directory.path().join("train-00000-of-00001.parquet"))
+        .unwrap();
+    assert!(
+        file.set_path(directory.path().join("elsewhere").join("x"))
+            .is_err()
+    );
+    let obsolete: Vec<_> = old.iter().map(|name| directory.path().join(name)).collect();
+    rlvr_output::commit_all_replacing(vec![file], &obsolete).unwrap();
+    assert_eq!(
+        listing(directory.path()),
+        vec!["train-00000-of-00001.parquet"]
+    );
+}

@@ -13,8 +13,12 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use parquet::arrow::arrow_writer::ArrowColumnChunk;
-use rlvr_dataset::{BadLine, LineError, ReadOptions, for_each_line};
+use rlvr_dataset::{LineError, ReadOptions, for_each_line};
+use rlvr_output::{
+    AtomicFile, CreatedDirectories, commit_all_replacing, refuse_overwriting_inputs,
+};
 
+use crate::bad_lines::note_bad_line;
 use crate::error::ProductsError;
 use crate::hub_readme::hub_readme;
 use crate::layout::Layout;
@@ -22,9 +26,6 @@ use crate::row::ExportRow;
 use crate::shards::{
     Encoder, ShardInfo, ShardOptions, ShardWriter, is_shard_name, writer_properties,
 };
-
-/// Most bad lines a report lists (all are counted).
-pub const MAX_LISTED: usize = 20;
 
 /// What to export and how.
 #[derive(Debug, Clone)]
@@ -87,7 +88,7 @@ pub struct ExportReport {
     pub label_differs_rows: Vec<u64>,
     /// Lines that are not records (not exported).
     pub bad_line_count: u64,
-    /// The first [`MAX_LISTED`] of them, as messages.
+    /// The first [`crate::bad_lines::MAX_LISTED`] of them, as messages.
     pub bad_lines: Vec<String>,
 }
 
@@ -106,19 +107,32 @@ impl ExportReport {
 type Encoded = (u64, u64, Result<Vec<ArrowColumnChunk>, ProductsError>);
 
 /// Exports `input` into `out_dir` (`README.md` and `data/SPLIT-0000i-of-0000N.parquet`).
+///
+/// Every option is checked and the outputs are compared with the input before anything is
+/// written; the shards and the README appear together only when the export is complete (shards
+/// of an earlier export that the new ones do not replace are removed at that moment, with
+/// `overwrite`), and directories this call created are removed again if it fails.
 pub fn export_parquet(
     input: &Path,
     out_dir: &Path,
     options: &ExportOptions,
 ) -> Result<ExportReport, ProductsError> {
     check_options(options)?;
-    let started = Instant::now();
-    let data_dir = out_dir.join("data");
-    prepare_directory(&data_dir, &options.split, options.overwrite)?;
     let encoder = Encoder::new(
         options.layout,
         writer_properties(options.layout, options.zstd_level)?,
     )?;
+    let started = Instant::now();
+    let data_dir = out_dir.join("data");
+    let readme = out_dir.join("README.md");
+    let existing = existing_shards(&data_dir, &options.split)?;
+    if !existing.is_empty() && !options.overwrite {
+        return Err(ProductsError::OutputExists { path: data_dir });
+    }
+    let mut outputs: Vec<&Path> = existing.iter().map(PathBuf::as_path).collect();
+    outputs.push(&readme);
+    refuse_overwriting_inputs(&[input], &outputs)?;
+    let directories = CreatedDirectories::create(&data_dir)?;
     let shard_options = ShardOptions {
         shard_bytes: options.shard_bytes,
         zstd_level: options.zstd_level,
@@ -201,7 +215,7 @@ pub fn export_parquet(
                         group_bytes = 0;
                     }
                 }
-                Err(error) => note_bad_line(&mut report, input, position, error),
+                Err(error) => note_export_bad_line(&mut report, input, position, error),
             },
         );
         if !group.is_empty() {
@@ -215,15 +229,25 @@ pub fn export_parquet(
         (summary, write_result)
     });
     let summary = summary?;
-    report.shards = write_result?.finish()?;
+    let finished = write_result?.finish()?;
+    if summary.rows == 0 {
+        return Err(ProductsError::NoRecords {
+            path: input.to_path_buf(),
+        });
+    }
+    report.shards = finished.shards;
     report.rows = report.shards.iter().map(|shard| shard.rows).sum();
     report.input_bytes = summary.bytes;
-    let readme = out_dir.join("README.md");
-    fs_err::write(
-        &readme,
-        hub_readme(options.layout, &options.split, report.rows),
+    let mut files = finished.files;
+    let mut readme_file = AtomicFile::create(&readme)?;
+    std::io::Write::write_all(
+        &mut readme_file,
+        hub_readme(options.layout, &options.split, report.rows).as_bytes(),
     )
-    .map_err(|source| ProductsError::io(&readme, source))?;
+    .map_err(|source| readme_file.error(source))?;
+    files.push(readme_file);
+    commit_all_replacing(files, &existing)?;
+    directories.keep();
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }
@@ -288,30 +312,29 @@ fn note_flags(report: &mut ExportReport, row: &ExportRow) {
     }
 }
 
-fn note_bad_line(
+fn note_export_bad_line(
     report: &mut ExportReport,
     input: &Path,
     position: rlvr_dataset::LinePosition,
     error: LineError,
 ) {
-    report.bad_line_count += 1;
-    if report.bad_lines.len() < MAX_LISTED {
-        report.bad_lines.push(
-            BadLine {
-                path: input.to_path_buf(),
-                position,
-                error,
-            }
-            .to_string(),
-        );
-    }
+    note_bad_line(
+        &mut report.bad_line_count,
+        &mut report.bad_lines,
+        input,
+        position,
+        error,
+    );
 }
 
-/// Creates `data_dir`; refuses (or with `overwrite`, removes) shards an earlier export left.
-fn prepare_directory(data_dir: &Path, split: &str, overwrite: bool) -> Result<(), ProductsError> {
-    fs_err::create_dir_all(data_dir).map_err(|source| ProductsError::io(data_dir, source))?;
-    let existing: Vec<PathBuf> = fs_err::read_dir(data_dir)
-        .map_err(|source| ProductsError::io(data_dir, source))?
+/// Shards of `split` an earlier export left in `data_dir` (none when it does not exist).
+fn existing_shards(data_dir: &Path, split: &str) -> Result<Vec<PathBuf>, ProductsError> {
+    let entries = match fs_err::read_dir(data_dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(ProductsError::io(data_dir, source)),
+    };
+    let mut shards: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
         .filter(|path| {
@@ -320,16 +343,6 @@ fn prepare_directory(data_dir: &Path, split: &str, overwrite: bool) -> Result<()
                 .is_some_and(|name| is_shard_name(name, split))
         })
         .collect();
-    if existing.is_empty() {
-        return Ok(());
-    }
-    if !overwrite {
-        return Err(ProductsError::OutputExists {
-            path: data_dir.to_path_buf(),
-        });
-    }
-    for path in existing {
-        fs_err::remove_file(&path).map_err(|source| ProductsError::io(&path, source))?;
-    }
-    Ok(())
+    shards.sort();
+    Ok(shards)
 }

@@ -6,9 +6,9 @@
 //! groups (export) or a few bytes per row (split, dedup, audit).
 
 pub mod arrow_build;
-mod atomic_output;
 pub mod audit;
 pub mod audit_rules;
+pub mod bad_lines;
 pub mod card;
 pub mod charts;
 pub mod convert;

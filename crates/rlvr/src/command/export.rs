@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use rlvr_dataset::ReadOptions;
 use rlvr_products::{ExportOptions, Layout, export_parquet};
 
-use crate::command::products_common::{parse_byte_size, print_json};
+use crate::command::products_common::{parse_byte_size, print_bad_lines, print_json};
 use crate::exit::Status;
+use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -85,7 +86,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     if args.json {
         print_json(&report)?;
     } else {
-        println!(
+        outln!(
             "exported {} rows ({} layout) to {} shard(s) in {}: {:.2} s, {:.3} GB/s of JSONL",
             report.rows,
             report.layout,
@@ -93,43 +94,39 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
             args.out_dir.display(),
             report.seconds,
             report.gigabytes_per_second()
-        );
+        )?;
         for shard in &report.shards {
-            println!(
+            outln!(
                 "  {} ({} rows, {} row groups, {} bytes)",
                 shard.path.display(),
                 shard.rows,
                 shard.row_groups,
                 shard.bytes
-            );
+            )?;
         }
         if !report.normalized_rows.is_empty() {
-            println!(
+            outln!(
                 "list-valued test values joined with \"\\n\" in rows {:?}",
                 report.normalized_rows
-            );
+            )?;
         }
         if !report.lossy_rows.is_empty() {
-            println!(
+            outln!(
                 "lone surrogates replaced by U+FFFD in string columns of rows {:?}",
                 report.lossy_rows
-            );
+            )?;
         }
         if !report.label_differs_rows.is_empty() {
-            println!(
+            outln!(
                 "label differs from metadata.ground_truth (ground_truth exported) in rows {:?}",
                 report.label_differs_rows
-            );
+            )?;
         }
-        if report.bad_line_count > 0 {
-            println!(
-                "{} line(s) are not records and were not exported:",
-                report.bad_line_count
-            );
-            for line in &report.bad_lines {
-                println!("  {line}");
-            }
-        }
+        print_bad_lines(
+            &report.bad_lines,
+            report.bad_line_count,
+            "they were not exported",
+        );
     }
     Ok(if report.has_problems() {
         Status::ProblemsFound

@@ -46,7 +46,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     let config = resolve(&args)?;
-    let sandbox = crate::exit::start_sandbox(args.allow_degraded)?;
+    let sandbox = crate::start_sandbox::start_sandbox(args.allow_degraded)?;
     if !config.address.ip().is_loopback() && config.token.is_none() {
         eprintln!(
             "rlvr serve: warning: listening on {} without --token-file: anyone who can reach it can run code in the sandbox",

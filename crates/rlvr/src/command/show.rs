@@ -14,6 +14,7 @@ use rlvr_dataset::{BadLine, LineError, Record, RowLookup, TestValue, Tests, pars
 
 use crate::command::validate::unreadable;
 use crate::exit::{Failure, Status, USAGE};
+use crate::stdout::{out, outln};
 
 /// Characters of the prompt printed before truncating.
 const PROMPT_CHARS_SHOWN: usize = 4000;
@@ -62,13 +63,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     };
     if args.json {
         let position = raw.position;
-        println!(
+        outln!(
             "{{\"row\":{},\"line\":{},\"byte_offset\":{},\"record\":{}}}",
             position.row,
             position.line,
             position.byte_offset,
             value.to_owned_value().to_json()
-        );
+        )?;
         return Ok(Status::Success);
     }
     let record = match Record::from_value(&value) {
@@ -97,7 +98,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         position.row, position.line, position.byte_offset
     );
     render_record(&mut out, &record, equal);
-    print!("{out}");
+    out!("{out}")?;
     Ok(Status::Success)
 }
 

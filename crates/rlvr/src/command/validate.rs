@@ -11,6 +11,7 @@ use rlvr_dataset::validation::{ValidationAccumulator, ValidationReport, check_li
 use rlvr_dataset::{ReadError, ReadOptions, for_each_line};
 
 use crate::exit::{Failure, Status, USAGE};
+use crate::stdout::{out, outln};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -57,9 +58,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     }
     let report = accumulator.finish(args.file.display().to_string(), &summary);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {
-        print!("{}", render(&report));
+        out!("{}", render(&report))?;
     }
     Ok(if report.passed {
         Status::Success
