@@ -13,7 +13,9 @@ pub enum ProductsError {
     #[error(transparent)]
     Read(#[from] ReadError),
     /// An output could not be written, or is refused because it is an input.
-    #[error(transparent)]
+    // Not `transparent`: that would hide the `OutputError` from the error chain, where the
+    // binary looks for it to choose the exit status.
+    #[error("{0}")]
     Output(#[from] OutputError),
     /// The input holds no record at all (empty, or only blank lines).
     #[error("`{}` contains no records (the file is empty or blank)", path.display())]

@@ -21,7 +21,8 @@ pub enum SynthError {
     },
     /// Writing the output or its sidecar failed (the message names the path); nothing was
     /// moved into place.
-    #[error(transparent)]
+    // Not `transparent`, which would hide the `OutputError` from the error chain.
+    #[error("{0}")]
     Write(#[from] rlvr_output::OutputError),
     /// Writing to a caller's writer failed.
     #[error("writing the synthetic rows")]
