@@ -25,9 +25,9 @@ pub(crate) struct Args {
     max_examples: usize,
 }
 
-/// Maps a file-level read error to exit status 2.
+/// A file-level read error (exit status 2, the default), its cause kept for the message.
 pub(crate) fn unreadable(error: ReadError) -> anyhow::Error {
-    Failure::new(USAGE, error.to_string()).into()
+    error.into()
 }
 
 /// Exit status 2 for a file that has no record at all.
