@@ -105,7 +105,21 @@ pub fn convert_file(
     if is_parquet {
         let mut line = Vec::new();
         for path in &inputs {
-            for_each_parquet_row(path, |parts| {
+            let mut file_row = 0u64;
+            for_each_parquet_row(path, |mut parts| {
+                file_row += 1;
+                // A line the export kept is the exact source: read the parts from it.
+                if to == LineLayout::Upstream
+                    && let Some(source) = parts.source_line.take()
+                {
+                    parts = parts_of_line(&source, LineLayout::Release).map_err(|error| {
+                        ProductsError::BadParquetRow {
+                            path: path.clone(),
+                            row: file_row - 1,
+                            reason: error.to_string(),
+                        }
+                    })?;
+                }
                 line.clear();
                 push_line(&parts, to, &mut line);
                 report.rows += 1;

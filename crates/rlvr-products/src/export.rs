@@ -24,7 +24,7 @@ use crate::hub_readme::hub_readme;
 use crate::layout::Layout;
 use crate::row::ExportRow;
 use crate::shards::{
-    Encoder, ShardInfo, ShardOptions, ShardWriter, is_shard_name, writer_properties,
+    Encoder, KeptLine, ShardInfo, ShardOptions, ShardWriter, is_shard_name, writer_properties,
 };
 
 /// What to export and how.
@@ -84,8 +84,14 @@ pub struct ExportReport {
     pub normalized_rows: Vec<u64>,
     /// Source rows where a lone surrogate became U+FFFD in a string column.
     pub lossy_rows: Vec<u64>,
-    /// Source rows whose `label` differs from `metadata.ground_truth` (the latter is exported).
+    /// Source rows whose `label` is not equal to `metadata.ground_truth` as Python compares
+    /// them (the columns hold the latter; the import restores the label from the kept line).
     pub label_differs_rows: Vec<u64>,
+    /// Source lines kept verbatim so that the import gives them back byte for byte.
+    pub source_lines_kept: u64,
+    /// Source rows that will come back equal record by record but not byte for byte (their
+    /// shard's budget for kept lines was spent).
+    pub inexact_rows: Vec<u64>,
     /// Lines that are not records (not exported).
     pub bad_line_count: u64,
     /// The first [`crate::bad_lines::MAX_LISTED`] of them, as messages.
@@ -93,9 +99,12 @@ pub struct ExportReport {
 }
 
 impl ExportReport {
-    /// True when some line could not be exported.
+    /// True when some line could not be exported, some label differs from its ground truth,
+    /// or some row will not come back byte for byte.
     pub fn has_problems(&self) -> bool {
-        self.bad_line_count > 0 || !self.label_differs_rows.is_empty()
+        self.bad_line_count > 0
+            || !self.label_differs_rows.is_empty()
+            || !self.inexact_rows.is_empty()
     }
 
     /// Input gigabytes (10^9 bytes) per second.
@@ -104,7 +113,12 @@ impl ExportReport {
     }
 }
 
-type Encoded = (u64, u64, Result<Vec<ArrowColumnChunk>, ProductsError>);
+type Encoded = (
+    u64,
+    u64,
+    Vec<KeptLine>,
+    Result<Vec<ArrowColumnChunk>, ProductsError>,
+);
 
 /// Exports `input` into `out_dir` (`README.md` and `data/SPLIT-0000i-of-0000N.parquet`).
 ///
@@ -145,7 +159,8 @@ pub fn export_parquet(
     };
     let encoders = options.encoders.max(1);
 
-    let (group_sender, group_receiver) = mpsc::sync_channel::<(u64, Vec<ExportRow>)>(encoders);
+    let (group_sender, group_receiver) =
+        mpsc::sync_channel::<(u64, Vec<ExportRow>, Vec<KeptLine>)>(encoders);
     let (chunk_sender, chunk_receiver) = mpsc::sync_channel::<Encoded>(encoders * 2);
     let group_receiver = Mutex::new(group_receiver);
     let (summary, write_result) = std::thread::scope(|scope| {
@@ -159,7 +174,7 @@ pub fn export_parquet(
                         Ok(receiver) => receiver.recv(),
                         Err(_) => return,
                     };
-                    let Ok((sequence, mut rows)) = next else {
+                    let Ok((sequence, mut rows, kept)) = next else {
                         return;
                     };
                     let count = rows.len() as u64;
@@ -169,7 +184,7 @@ pub fn export_parquet(
                             .map(|run| layout.batch(run, split)),
                     );
                     drop(rows);
-                    if chunk_sender.send((sequence, count, encoded)).is_err() {
+                    if chunk_sender.send((sequence, count, kept, encoded)).is_err() {
                         return;
                     }
                 }
@@ -177,13 +192,17 @@ pub fn export_parquet(
         }
         drop(chunk_sender);
         let writer_thread = scope.spawn(move || -> Result<ShardWriter, ProductsError> {
-            let mut pending: BTreeMap<u64, (u64, Result<Vec<ArrowColumnChunk>, ProductsError>)> =
-                BTreeMap::new();
+            type Pending = (
+                u64,
+                Vec<KeptLine>,
+                Result<Vec<ArrowColumnChunk>, ProductsError>,
+            );
+            let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
             let mut next = 0;
-            for (sequence, rows, encoded) in chunk_receiver {
-                pending.insert(sequence, (rows, encoded));
-                while let Some((rows, encoded)) = pending.remove(&next) {
-                    writer.append(encoded?, rows)?;
+            for (sequence, rows, kept, encoded) in chunk_receiver {
+                pending.insert(sequence, (rows, kept, encoded));
+                while let Some((rows, kept, encoded)) = pending.remove(&next) {
+                    writer.append(encoded?, rows, kept)?;
                     next += 1;
                 }
             }
@@ -192,8 +211,15 @@ pub fn export_parquet(
 
         let mut group = Vec::new();
         let (mut group_bytes, mut sequence, mut sending) = (0usize, 0u64, true);
-        let mut send = |group: Vec<ExportRow>, sequence: &mut u64| {
-            if sending && group_sender.send((*sequence, group)).is_err() {
+        let mut send = |mut group: Vec<ExportRow>, sequence: &mut u64| {
+            let kept: Vec<KeptLine> = group
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(index, row)| {
+                    row.source_line.take().map(|line| (index, row.row, line))
+                })
+                .collect();
+            if sending && group_sender.send((*sequence, group, kept)).is_err() {
                 sending = false; // the writer stopped on an error; it is reported below
             }
             *sequence += 1;
@@ -236,6 +262,8 @@ pub fn export_parquet(
         });
     }
     report.shards = finished.shards;
+    report.inexact_rows = finished.inexact_rows;
+    report.source_lines_kept -= report.inexact_rows.len() as u64;
     report.rows = report.shards.iter().map(|shard| shard.rows).sum();
     report.input_bytes = summary.bytes;
     let mut files = finished.files;
@@ -301,6 +329,7 @@ fn check_options(options: &ExportOptions) -> Result<(), ProductsError> {
 }
 
 fn note_flags(report: &mut ExportReport, row: &ExportRow) {
+    report.source_lines_kept += u64::from(row.source_line.is_some());
     if row.normalized_values {
         report.normalized_rows.push(row.row);
     }

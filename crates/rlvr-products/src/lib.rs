@@ -23,8 +23,10 @@ pub mod normalize;
 pub mod parquet_rows;
 pub mod python_json;
 pub mod release;
+mod release_line;
 pub mod row;
 pub mod shards;
+pub mod source_lines;
 pub mod split;
 pub mod string_list;
 

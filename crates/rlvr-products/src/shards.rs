@@ -16,6 +16,7 @@ use parquet::arrow::ArrowSchemaConverter;
 use parquet::arrow::add_encoded_arrow_schema_to_metadata;
 use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
@@ -23,6 +24,11 @@ use rlvr_output::AtomicFile;
 
 use crate::error::ProductsError;
 use crate::layout::Layout;
+use crate::source_lines::{self, SOURCE_LINES_BUDGET, SOURCE_LINES_KEY};
+
+/// A source line an export keeps: its row's position in the row group, its source row, the
+/// line.
+pub type KeptLine = (usize, u64, Vec<u8>);
 
 /// How shards are written.
 #[derive(Debug, Clone)]
@@ -149,6 +155,9 @@ struct OpenShard {
     writer: SerializedFileWriter<AtomicFile>,
     rows: u64,
     row_groups: u64,
+    /// Kept source lines by row in the shard, and their bytes.
+    kept: Vec<(u64, Vec<u8>)>,
+    kept_bytes: usize,
 }
 
 /// A closed shard, not yet in place.
@@ -166,6 +175,7 @@ pub struct ShardWriter {
     properties: Arc<WriterProperties>,
     current: Option<OpenShard>,
     finished: Vec<ClosedShard>,
+    inexact_rows: Vec<u64>,
 }
 
 impl std::fmt::Debug for ShardWriter {
@@ -185,6 +195,9 @@ pub struct FinishedShards {
     pub shards: Vec<ShardInfo>,
     /// The uncommitted files, in shard order.
     pub files: Vec<AtomicFile>,
+    /// Source rows that will not come back byte for byte: their line did not fit in its
+    /// shard's [`SOURCE_LINES_BUDGET`].
+    pub inexact_rows: Vec<u64>,
 }
 
 impl ShardWriter {
@@ -197,6 +210,7 @@ impl ShardWriter {
             properties: encoder.properties.clone(),
             current: None,
             finished: Vec::new(),
+            inexact_rows: Vec::new(),
         }
     }
 
@@ -221,14 +235,17 @@ impl ShardWriter {
             writer,
             rows: 0,
             row_groups: 0,
+            kept: Vec::new(),
+            kept_bytes: 0,
         })
     }
 
-    /// Appends one encoded row group of `rows` rows.
+    /// Appends one encoded row group of `rows` rows, with the source lines its rows keep.
     pub fn append(
         &mut self,
         chunks: Vec<ArrowColumnChunk>,
         rows: u64,
+        kept: Vec<KeptLine>,
     ) -> Result<(), ProductsError> {
         let mut shard = match self.current.take() {
             Some(shard) => shard,
@@ -241,6 +258,14 @@ impl ShardWriter {
             chunk.append_to_row_group(&mut row_group).map_err(error)?;
         }
         row_group.close().map_err(error)?;
+        for (index, source_row, line) in kept {
+            if shard.kept_bytes + line.len() > SOURCE_LINES_BUDGET {
+                self.inexact_rows.push(source_row);
+                continue;
+            }
+            shard.kept_bytes += line.len();
+            shard.kept.push((shard.rows + index as u64, line));
+        }
         shard.rows += rows;
         shard.row_groups += 1;
         if shard.writer.bytes_written() as u64 >= self.options.shard_bytes {
@@ -253,11 +278,19 @@ impl ShardWriter {
 
     fn close(&mut self, shard: OpenShard) -> Result<(), ProductsError> {
         let OpenShard {
-            writer,
+            mut writer,
             rows,
             row_groups,
+            kept,
+            ..
         } = shard;
         let path = writer.inner().path().to_path_buf();
+        if !kept.is_empty() {
+            writer.append_key_value_metadata(KeyValue::new(
+                SOURCE_LINES_KEY.to_owned(),
+                source_lines::encode(&kept),
+            ));
+        }
         let mut file = writer
             .into_inner()
             .map_err(|source| ProductsError::parquet(&path, source))?;
@@ -285,6 +318,7 @@ impl ShardWriter {
         let mut finished = FinishedShards {
             shards: Vec::with_capacity(count),
             files: Vec::with_capacity(count),
+            inexact_rows: std::mem::take(&mut self.inexact_rows),
         };
         for (index, shard) in self.finished.into_iter().enumerate() {
             let ClosedShard {

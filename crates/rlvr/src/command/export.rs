@@ -118,8 +118,20 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         }
         if !report.label_differs_rows.is_empty() {
             outln!(
-                "label differs from metadata.ground_truth (ground_truth exported) in rows {:?}",
+                "label is not equal to metadata.ground_truth (the columns hold ground_truth) in rows {:?}",
                 report.label_differs_rows
+            )?;
+        }
+        if report.source_lines_kept > 0 {
+            outln!(
+                "{} source line(s) kept verbatim in the shards' metadata so that import gives them back byte for byte",
+                report.source_lines_kept
+            )?;
+        }
+        if !report.inexact_rows.is_empty() {
+            outln!(
+                "rows that will come back equal record by record but not byte for byte (kept-line budget spent): {:?}",
+                report.inexact_rows
             )?;
         }
         print_bad_lines(

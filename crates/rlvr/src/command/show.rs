@@ -10,7 +10,10 @@ use std::path::PathBuf;
 
 use rlvr_dataset::json::{JsonString, Value, write_json_string};
 use rlvr_dataset::stats::group_thousands;
-use rlvr_dataset::{BadLine, LineError, Record, RowLookup, TestValue, Tests, parse_line, read_row};
+use rlvr_dataset::{
+    BadLine, LineError, Record, RowLookup, TestValue, Tests, label_equals_ground_truth, parse_line,
+    read_row,
+};
 
 use crate::command::validate::unreadable;
 use crate::exit::{Failure, Status, USAGE};
@@ -89,7 +92,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
                 .get("metadata")
                 .and_then(|metadata| metadata.get("ground_truth")),
         )
-        .is_some_and(|(label, ground_truth)| label.python_eq(ground_truth));
+        .is_some_and(|(label, ground_truth)| label_equals_ground_truth(label, ground_truth));
     let mut out = String::new();
     let position = raw.position;
     let _ = writeln!(
