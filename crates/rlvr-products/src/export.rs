@@ -46,6 +46,9 @@ pub struct ExportOptions {
     pub encoders: usize,
     /// Replace shards left by an earlier export.
     pub overwrite: bool,
+    /// Most bytes of source lines a shard keeps for an exact import
+    /// ([`crate::source_lines::SOURCE_LINES_BUDGET`]).
+    pub source_lines_budget: usize,
     /// How the input is read.
     pub read: ReadOptions,
 }
@@ -62,6 +65,7 @@ impl Default for ExportOptions {
             zstd_level: 1,
             encoders: read.workers,
             overwrite: false,
+            source_lines_budget: crate::source_lines::SOURCE_LINES_BUDGET,
             read,
         }
     }
@@ -151,6 +155,7 @@ pub fn export_parquet(
         shard_bytes: options.shard_bytes,
         zstd_level: options.zstd_level,
         split: options.split.clone(),
+        source_lines_budget: options.source_lines_budget,
     };
     let mut writer = ShardWriter::new(&data_dir, options.layout, shard_options, &encoder);
     let mut report = ExportReport {

@@ -24,7 +24,7 @@ use rlvr_output::AtomicFile;
 
 use crate::error::ProductsError;
 use crate::layout::Layout;
-use crate::source_lines::{self, SOURCE_LINES_BUDGET, SOURCE_LINES_KEY};
+use crate::source_lines::{self, SOURCE_LINES_KEY};
 
 /// A source line an export keeps: its row's position in the row group, its source row, the
 /// line.
@@ -39,6 +39,8 @@ pub struct ShardOptions {
     pub zstd_level: i32,
     /// Name of the split in file names (`train` gives `train-00000-of-00001.parquet`).
     pub split: String,
+    /// Most bytes of source lines one shard keeps ([`SOURCE_LINES_BUDGET`] by default).
+    pub source_lines_budget: usize,
 }
 
 /// One finished shard.
@@ -196,7 +198,7 @@ pub struct FinishedShards {
     /// The uncommitted files, in shard order.
     pub files: Vec<AtomicFile>,
     /// Source rows that will not come back byte for byte: their line did not fit in its
-    /// shard's [`SOURCE_LINES_BUDGET`].
+    /// shard's budget ([`ShardOptions::source_lines_budget`]).
     pub inexact_rows: Vec<u64>,
 }
 
@@ -259,7 +261,7 @@ impl ShardWriter {
         }
         row_group.close().map_err(error)?;
         for (index, source_row, line) in kept {
-            if shard.kept_bytes + line.len() > SOURCE_LINES_BUDGET {
+            if shard.kept_bytes + line.len() > self.options.source_lines_budget {
                 self.inexact_rows.push(source_row);
                 continue;
             }
