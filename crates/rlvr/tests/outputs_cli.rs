@@ -703,3 +703,132 @@ fn issue_13_a_closed_stdout_ends_quietly_by_sigpipe() {
         );
     }
 }
+
+/// `verify --out` keeps its documented contract under signals: Ctrl-C or SIGTERM moves the
+/// results finished so far into place, whole lines in job order (exit 130); SIGKILL leaves the
+/// previous file; neither leaves a temporary.
+#[test]
+fn issue_13_verify_killed_at_any_moment_leaves_the_old_results_or_whole_lines() {
+    let mut random = Random::from_clock();
+    let seed = random.0;
+    let directory = tempfile::tempdir().unwrap();
+    let work = directory.path();
+    let jobs: Vec<String> = (0..24)
+        .map(|index| {
+            format!(
+                r#"{{"id": {index}, "response": "```python\nprint(int(input()) + 1)\n```", "ground_truth": {{"inputs": ["1\n"], "outputs": ["2\n"]}}}}"#
+            )
+        })
+        .collect();
+    std::fs::write(work.join("jobs.jsonl"), jobs.join("\n") + "\n").unwrap();
+    std::fs::create_dir(work.join("out")).unwrap();
+    let case = KillCase {
+        name: "verify",
+        arguments: [
+            "verify",
+            "jobs.jsonl",
+            "--workers",
+            "1",
+            "--out",
+            "out/results.jsonl",
+        ]
+        .map(String::from)
+        .to_vec(),
+    };
+    let duration = run_to_completion(work, &case);
+    for attempt in 0..6 {
+        std::fs::write(work.join("out/results.jsonl"), b"old\n").unwrap();
+        let signal = [SIGINT, SIGTERM, SIGKILL][attempt % 3];
+        let delay_micros = random.below(duration.as_micros() as u64 + 1);
+        let status = Command::new(env!("CARGO_BIN_EXE_rlvr"))
+            .args(&case.arguments)
+            .current_dir(work)
+            .env("RLVR_SANDBOX_UID", "63101")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map(|mut child| {
+                std::thread::sleep(Duration::from_micros(delay_micros));
+                let _ = Command::new("kill")
+                    .args([&format!("-{signal}"), &child.id().to_string()])
+                    .status();
+                child.wait().unwrap()
+            })
+            .unwrap();
+        let context = format!("signal {signal} after {delay_micros} us (seed {seed}): {status:?}");
+        assert_eq!(
+            names(&snapshot(&work.join("out"))),
+            ["results.jsonl"],
+            "{context}"
+        );
+        let results = std::fs::read_to_string(work.join("out/results.jsonl")).unwrap();
+        if results == "old\n" {
+            assert!(
+                !status.success(),
+                "a finished run writes its results: {context}"
+            );
+            continue;
+        }
+        // Whole result lines, the first jobs in order.
+        for (index, line) in results.lines().enumerate() {
+            let value: serde_json::Value = serde_json::from_str(line)
+                .unwrap_or_else(|error| panic!("{error}: {line:?}: {context}"));
+            assert_eq!(value["id"], index, "{context}");
+        }
+        assert!(results.is_empty() || results.ends_with('\n'), "{context}");
+        match status.code() {
+            Some(0) => assert_eq!(results.lines().count(), jobs.len(), "{context}"),
+            Some(130) => assert_ne!(signal, SIGKILL, "{context}"),
+            other => panic!("unexpected status {other:?}: {context}"),
+        }
+    }
+}
+
+/// A download that fills the disk: exit 6 naming the file, nothing under the final name.
+#[test]
+fn issue_13_full_disk_fetch_keeps_only_its_resumable_part() {
+    use std::io::{BufRead, BufReader};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let body = vec![b'x'; 1 << 20];
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                line.clear();
+            }
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(&body);
+        }
+    });
+    let tmpfs = Tmpfs::mount(4 << 20);
+    tmpfs.fill_leaving(64 << 10);
+    let target = tmpfs.path().join("data.jsonl");
+    let output = Command::new(env!("CARGO_BIN_EXE_rlvr"))
+        .args([
+            "fetch",
+            "--repo",
+            "owner/name",
+            "--file",
+            "data.jsonl",
+            "--no-verify",
+            "--attempts",
+            "1",
+        ])
+        .arg("--out")
+        .arg(&target)
+        .env("HF_ENDPOINT", &endpoint)
+        .output()
+        .unwrap();
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(6), "{message}");
+    assert!(message.contains("No space left on device"), "{message}");
+    assert!(message.contains("data.jsonl.part"), "{message}");
+    assert!(!target.exists());
+}
