@@ -241,6 +241,58 @@ fn issue_13_an_error_is_printed_once() {
 }
 
 #[test]
+fn issue_13_products_check_their_options_before_writing() {
+    let directory = tempfile::tempdir().unwrap();
+    let work = directory.path();
+    synth(work, "data.jsonl", 4);
+    for (arguments, complaint) in [
+        (
+            vec![
+                "export",
+                "parquet",
+                "data.jsonl",
+                "out",
+                "--zstd-level",
+                "99",
+            ],
+            "--zstd-level",
+        ),
+        (
+            vec!["export", "parquet", "data.jsonl", "out", "--split", "a/b"],
+            "--split",
+        ),
+        (
+            vec![
+                "export",
+                "parquet",
+                "data.jsonl",
+                "out",
+                "--row-group-rows",
+                "0",
+            ],
+            "--row-group-rows",
+        ),
+        (
+            vec![
+                "split",
+                "data.jsonl",
+                "--out-dir",
+                "out",
+                "--val-fraction",
+                "1.5",
+            ],
+            "--val-fraction",
+        ),
+    ] {
+        let output = rlvr(&arguments, work);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{arguments:?}: {message}");
+        assert!(message.contains(complaint), "{arguments:?}: {message}");
+        assert!(!work.join("out").exists(), "{arguments:?} created nothing");
+    }
+}
+
+#[test]
 fn issue_13_import_of_an_empty_parquet_file_ends_promptly() {
     let directory = tempfile::tempdir().unwrap();
     std::fs::write(directory.path().join("empty.parquet"), b"").unwrap();
