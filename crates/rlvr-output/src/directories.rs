@@ -49,7 +49,7 @@ impl CreatedDirectories {
                 Err(source) => {
                     registry.remove_directory(&directory);
                     drop(registry);
-                    return Err(OutputError::write(directory, source));
+                    return Err(OutputError::create(directory, source));
                 }
             }
         }

@@ -17,6 +17,17 @@ pub enum OutputError {
         #[source]
         source: std::io::Error,
     },
+    /// The output (or a directory for it) could not be created before any work: a missing
+    /// directory, no permission, a read-only filesystem. A usage error, unless the disk is full
+    /// or failing ([`OutputError::is_write_failure`]).
+    #[error("could not create `{}`", path.display())]
+    Create {
+        /// The output or directory.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
     /// The output is one of the command's inputs, or would replace one.
     #[error(
         "refusing to write `{}`: it {relation} the input `{}`; choose another output",
@@ -64,16 +75,34 @@ impl OutputError {
         }
     }
 
-    /// True for a failure while writing (exit status "output not written"); false for an
-    /// output refused before any work (a usage error).
+    /// An error creating the output `path`.
+    pub fn create(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::Create {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// True for a failure of the disk (full, over quota, I/O error) or while writing: exit
+    /// status "output not written". False for an output refused or impossible to create before
+    /// any work (a usage error: fix the path).
     pub fn is_write_failure(&self) -> bool {
-        matches!(self, Self::Write { .. })
+        match self {
+            Self::Write { .. } => true,
+            Self::Create { source, .. } => {
+                matches!(
+                    source.kind(),
+                    std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+                ) || source.raw_os_error() == Some(rustix::io::Errno::IO.raw_os_error())
+            }
+            Self::WouldReplaceInput { .. } | Self::UnusablePath { .. } => false,
+        }
     }
 
     /// This error inside an `std::io::Error`, as [`crate::AtomicFile`]'s `Write` returns it.
     pub(crate) fn into_io(self) -> std::io::Error {
         let kind = match &self {
-            Self::Write { source, .. } => source.kind(),
+            Self::Write { source, .. } | Self::Create { source, .. } => source.kind(),
             Self::WouldReplaceInput { .. } | Self::UnusablePath { .. } => {
                 std::io::ErrorKind::InvalidInput
             }

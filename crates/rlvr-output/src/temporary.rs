@@ -101,7 +101,7 @@ pub(crate) fn create(target: &Path, kind: Kind) -> Result<(File, Temporary), Out
         Ok(file) => Ok((file, Temporary::Named(path))),
         Err(source) => {
             registry.remove_file(&path);
-            Err(OutputError::write(target, source))
+            Err(OutputError::create(target, source))
         }
     }
 }

@@ -83,12 +83,15 @@ fn a_directory_is_not_a_file_output() {
 }
 
 #[test]
-fn a_missing_directory_is_a_write_failure_naming_the_output() {
+fn a_missing_directory_is_a_usage_error_naming_the_output() {
     let directory = tempfile::tempdir().unwrap();
     let target = directory.path().join("missing").join("out.jsonl");
     let error = AtomicFile::create(&target).unwrap_err();
-    assert!(error.is_write_failure());
+    assert!(!error.is_write_failure(), "fix the path, not the disk");
     assert!(error.to_string().contains("missing/out.jsonl"), "{error}");
+    // A full disk when creating is still the disk's fault.
+    let full = OutputError::create(&target, std::io::Error::from_raw_os_error(28));
+    assert!(full.is_write_failure());
 }
 
 #[test]

@@ -2,9 +2,11 @@
 //!
 //! Each row is written as the release writes it ([`ReleaseParts::push_release_line`]): the
 //! card's key order, `json.dumps` separators, escaping chosen per row by the `ensure_ascii`
-//! flag, and `ground_truth` (also written as `label`) copied as the exact source text. For a
-//! source written that way, which the release and `rlvr synth` are, the output is byte-identical;
-//! for any source, it is equal record by record.
+//! flag, and `ground_truth` (also written as `label`) copied as the exact source text. That is
+//! byte-identical for a source written that way (the release, `rlvr synth`); the lines it would
+//! not reproduce were kept by the export ([`crate::source_lines`]) and are written as they are,
+//! so every exported line comes back byte for byte (rows past a shard's kept-line budget, which
+//! the export reported, come back equal record by record).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
