@@ -51,6 +51,9 @@ pub struct ExportOptions {
     pub source_lines_budget: usize,
     /// How the input is read.
     pub read: ReadOptions,
+    /// verl layout: the `data_source` column for every row (None keeps each record's
+    /// `metadata.data_source`); see `layout`.
+    pub data_source: Option<String>,
 }
 
 impl Default for ExportOptions {
@@ -67,6 +70,7 @@ impl Default for ExportOptions {
             overwrite: false,
             source_lines_budget: crate::source_lines::SOURCE_LINES_BUDGET,
             read,
+            data_source: None,
         }
     }
 }
@@ -173,6 +177,7 @@ pub fn export_parquet(
             let (group_receiver, chunk_sender, encoder) =
                 (&group_receiver, chunk_sender.clone(), &encoder);
             let (layout, split) = (options.layout, options.split.as_str());
+            let data_source = options.data_source.as_deref();
             scope.spawn(move || {
                 loop {
                     let next = match group_receiver.lock() {
@@ -186,7 +191,7 @@ pub fn export_parquet(
                     let encoded = encoder.encode_row_group(
                         runs(&mut rows)
                             .into_iter()
-                            .map(|run| layout.batch(run, split)),
+                            .map(|run| layout.batch(run, split, data_source)),
                     );
                     drop(rows);
                     if chunk_sender.send((sequence, count, kept, encoded)).is_err() {
@@ -329,6 +334,20 @@ fn check_options(options: &ExportOptions) -> Result<(), ProductsError> {
                 options.split
             ),
         });
+    }
+    if let Some(data_source) = &options.data_source {
+        if options.layout != Layout::Verl {
+            return Err(ProductsError::InvalidOption {
+                option: "--data-source",
+                reason: "sets verl's `data_source` column: use it with --layout verl".into(),
+            });
+        }
+        if data_source.is_empty() {
+            return Err(ProductsError::InvalidOption {
+                option: "--data-source",
+                reason: "must not be empty".into(),
+            });
+        }
     }
     Ok(())
 }

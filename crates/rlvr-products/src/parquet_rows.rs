@@ -236,18 +236,24 @@ fn verl_row(
     };
     Ok(ReleaseParts {
         prompt: columns.prompt(columns.column(batch, "prompt")?, row)?,
-        ground_truth: columns.text(
-            columns.child(reward_model, "ground_truth")?,
-            row,
-            "reward_model.ground_truth",
-        )?,
+        ground_truth: crate::layout::source_ground_truth(
+            columns.text(
+                columns.child(reward_model, "ground_truth")?,
+                row,
+                "reward_model.ground_truth",
+            )?,
+            columns.flag(extra("assert_case"), row),
+        ),
         label: None,
         hash: hash.into_bytes(),
         routing: RoutingParts {
             data_type: data_type.into_bytes(),
-            data_source: columns
-                .text(columns.column(batch, "data_source")?, row, "data_source")?
-                .into_bytes(),
+            // `--data-source` exports keep the record's own value in `extra_info.data_source`.
+            data_source: match extra("data_source") {
+                Some(array) => columns.text(array, row, "extra_info.data_source")?,
+                None => columns.text(columns.column(batch, "data_source")?, row, "data_source")?,
+            }
+            .into_bytes(),
             ability: columns
                 .text(columns.column(batch, "ability")?, row, "ability")?
                 .into_bytes(),
