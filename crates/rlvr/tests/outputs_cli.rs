@@ -74,6 +74,18 @@ fn snapshot(directory: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     files
 }
 
+/// Paths whose presence or bytes differ between two snapshots (for messages: the bytes
+/// themselves would flood the output).
+fn differing(left: &BTreeMap<PathBuf, Vec<u8>>, right: &BTreeMap<PathBuf, Vec<u8>>) -> Vec<String> {
+    left.keys()
+        .chain(right.keys())
+        .filter(|path| left.get(*path) != right.get(*path))
+        .map(|path| path.display().to_string())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
 fn names(snapshot: &BTreeMap<PathBuf, Vec<u8>>) -> Vec<String> {
     snapshot
         .keys()
@@ -287,10 +299,11 @@ fn full_disk_case(
         "{arguments:?} names {named}: {message}"
     );
     assert_eq!(message.matches("rlvr: error:").count(), 1, "{message}");
-    assert_eq!(
-        snapshot(tmpfs.path()),
-        before,
-        "{arguments:?}: the directory is as it was"
+    let after = snapshot(tmpfs.path());
+    assert!(
+        after == before,
+        "{arguments:?}: the directory is as it was; differs in {:?}",
+        differing(&after, &before)
     );
 }
 
@@ -637,7 +650,11 @@ fn issue_13_a_signal_at_any_moment_leaves_old_or_new_outputs_and_no_temporary() 
             );
             assert_eq!(names(&now), names(&old), "no file added or lost: {context}");
             if status.success() {
-                assert_eq!(now, finished, "finished before the signal: {context}");
+                assert!(
+                    now == finished,
+                    "finished before the signal: {context}; differs in {:?}",
+                    differing(&now, &finished)
+                );
                 continue;
             }
             assert_eq!(
