@@ -224,6 +224,12 @@ impl Metrics {
         );
         counter(
             &mut output,
+            "rlvr_engine_panics_total",
+            "Panics caught while scoring a job (each job answered sandbox_error; the worker went on).",
+            engine.panics.load(Ordering::Relaxed),
+        );
+        counter(
+            &mut output,
             "rlvr_queue_full_total",
             "Requests refused with 429 because the queue was full.",
             self.queue_full.load(Ordering::Relaxed),

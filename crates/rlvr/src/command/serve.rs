@@ -85,6 +85,15 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
         .profile
         .parse()
         .map_err(|error| usage(format!("{error}")))?;
+    let Some(request_deadline) = Duration::try_from_secs_f64(args.request_deadline)
+        .ok()
+        .filter(|deadline| !deadline.is_zero() && deadline.as_secs() <= 365 * 24 * 3600)
+    else {
+        return Err(usage(
+            "--request-deadline must be a positive number of seconds, at most a year".into(),
+        )
+        .into());
+    };
     let seconds = |name: &str, value: f64| -> anyhow::Result<Duration> {
         if value.is_finite() && value > 0.0 && value <= 86_400.0 {
             Ok(Duration::from_secs_f64(value))
@@ -95,7 +104,6 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
             .into())
         }
     };
-    let request_deadline = seconds("--request-deadline", args.request_deadline)?;
     let header_timeout = seconds("--header-timeout", args.header_timeout)?;
     let body_timeout = seconds("--body-timeout", args.body_timeout)?;
     let idle_timeout = seconds("--idle-timeout", args.idle_timeout)?;

@@ -47,14 +47,14 @@ pub(crate) struct Args {
     /// Jobs run at once, each in its own sandbox (default: one per core).
     #[arg(long)]
     workers: Option<usize>,
-    /// Seconds per test, replacing the profile's limit.
-    #[arg(long)]
-    time_limit: Option<f64>,
-    /// Memory per test in MB, replacing the profile's limit.
-    #[arg(long)]
+    /// Seconds per test, replacing the profile's limit (at most 3600).
+    #[arg(long, value_parser = parse_time_limit)]
+    time_limit: Option<Duration>,
+    /// Memory per test in MB, replacing the profile's limit (at most 1048576).
+    #[arg(long, value_parser = parse_memory_limit)]
     memory_limit: Option<u64>,
-    /// Run at most N tests per job, chosen deterministically from --seed and the job.
-    #[arg(long)]
+    /// Run at most N tests per job (N >= 1), chosen deterministically from --seed and the job.
+    #[arg(long, value_parser = parse_max_tests)]
     max_tests: Option<usize>,
     /// Run every test (no sampling, e.g. Klear's 16).
     #[arg(long)]
@@ -166,21 +166,38 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         job_identity: Vec::new(),
         max_tests: args.max_tests,
         all_tests: args.all_tests,
-        time_limit: args.time_limit.map(Duration::from_secs_f64),
-        memory_limit_bytes: args.memory_limit.map(|megabytes| megabytes << 20),
+        time_limit: args.time_limit,
+        memory_limit_bytes: args.memory_limit,
     };
     let profile = Arc::new(profile);
     let mut sequence = 0;
-    for (line_index, line) in input.lines().enumerate() {
+    for (line_index, bytes) in input.split(b'\n').enumerate() {
         if interrupted.load(Ordering::Relaxed) {
             break;
         }
-        let line = line
+        let mut bytes = bytes
             .with_context(|| format!("{}: reading line {}", jobs_path.display(), line_index + 1))?;
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+        let line_number = line_index + 1;
+        // A line that is not UTF-8 is one invalid job, not the end of the run.
+        let line = match String::from_utf8(bytes) {
+            Ok(line) => line,
+            Err(error) => {
+                let reason = format!(
+                    "line {line_number}: not valid UTF-8 (byte offset {} in the line)",
+                    error.utf8_error().valid_up_to()
+                );
+                let result = JobResult::invalid_job(profile.name, reason);
+                let _ = sender.send((sequence, Value::Null, Some(result)));
+                sequence += 1;
+                continue;
+            }
+        };
         if line.trim().is_empty() {
             continue;
         }
-        let line_number = line_index + 1;
         match prepare(&line, line_number, dataset.as_ref(), &profile, &options) {
             Ok((id, job)) => {
                 let sender = sender.clone();
@@ -232,24 +249,35 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     })
 }
 
-/// Limits are checked before the sandbox starts or any job is read.
+/// Checked before the sandbox starts or any job is read (the limits are checked by their
+/// parsers).
 fn check_limits(args: &Args) -> anyhow::Result<()> {
-    let usage = |message: &str| -> anyhow::Error { Failure::new(USAGE, message).into() };
-    if let Some(seconds) = args.time_limit
-        && !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0)
-    {
-        return Err(usage("--time-limit must be in (0, 3600] seconds"));
-    }
-    if args.memory_limit == Some(0) {
-        return Err(usage("--memory-limit must be at least 1 MB"));
-    }
-    if args.max_tests == Some(0) {
-        return Err(usage("--max-tests must be at least 1"));
-    }
     if args.workers == Some(0) {
-        return Err(usage("--workers must be at least 1"));
+        return Err(Failure::new(USAGE, "--workers must be at least 1").into());
     }
     Ok(())
+}
+
+/// `--time-limit`: validated before any work (a NaN or 1e300 once panicked the run).
+fn parse_time_limit(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text.parse().map_err(|error| format!("{error}"))?;
+    rlvr_verify::time_limit_from_seconds("--time-limit", seconds).map_err(|error| error.to_string())
+}
+
+/// `--max-tests`: at least 1 (0 would score every job 0 without running anything).
+fn parse_max_tests(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("--max-tests must be at least 1, found 0".to_owned()),
+        Ok(count) => Ok(count),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// `--memory-limit` in MB, returned in bytes.
+fn parse_memory_limit(text: &str) -> Result<u64, String> {
+    let megabytes: u64 = text.parse().map_err(|error| format!("{error}"))?;
+    rlvr_verify::memory_limit_from_megabytes("--memory-limit", megabytes)
+        .map_err(|error| error.to_string())
 }
 
 fn resolve_profile(args: &Args) -> anyhow::Result<Profile> {

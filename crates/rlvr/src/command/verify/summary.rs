@@ -78,5 +78,11 @@ impl Summary {
         if !verdicts.is_empty() {
             eprintln!("  verdicts: {}", verdicts.join(", "));
         }
+        let panics = statistics.panics.load(Ordering::Relaxed);
+        if panics > 0 {
+            eprintln!(
+                "  internal errors: {panics} (the verifier panicked; those jobs are sandbox_error, see their reason)"
+            );
+        }
     }
 }
