@@ -347,10 +347,13 @@ fn issue_13_health_and_metrics_answer_under_a_slowloris_attack() {
     let cap = f64::from(SERVER_FILES - 256);
     let open = served.metric("rlvr_connections_open");
     assert!(open <= cap, "{open} connections open");
-    let evicted = served.metric("rlvr_connections_evicted_total");
+    // Each attacker beyond the cap was closed: to make room, or (on a slow machine, where
+    // opening them all takes a while) by the header timeout.
+    let closed = served.metric("rlvr_connections_evicted_total")
+        + served.metric("rlvr_request_timeouts_total{part=\"header\"}");
     assert!(
-        evicted >= attackers.len() as f64 - cap,
-        "{evicted} evicted of {} attackers",
+        closed >= attackers.len() as f64 - cap,
+        "{closed} closed of {} attackers",
         attackers.len()
     );
     assert!(served.log().contains("lowered to 1792"), "{}", served.log());
