@@ -54,6 +54,10 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .fallback(health::not_found)
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
+            crate::request_body::read_body,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
             crate::auth::guard,
         ))
         .layer(DefaultBodyLimit::max(body_limit))

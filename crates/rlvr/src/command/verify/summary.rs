@@ -46,6 +46,16 @@ impl Summary {
         }
     }
 
+    /// Results written.
+    pub(crate) fn jobs(&self) -> u64 {
+        self.jobs
+    }
+
+    /// Results without a score: `invalid_job` (bad input) and `sandbox_error`.
+    pub(crate) fn unscored(&self) -> u64 {
+        self.jobs - self.scored
+    }
+
     pub(crate) fn print(&self, elapsed: Duration, statistics: &EngineStatistics) {
         let mean = if self.scored > 0 {
             self.score_total / self.scored as f64
