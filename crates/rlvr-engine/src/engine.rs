@@ -17,7 +17,8 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
 use rlvr_sandbox::Sandbox;
 use rlvr_verify::{
-    JobResult, Plan, PlanOptions, Profile, ProfileName, TestSuite, Verdict, aggregate, plan,
+    JobResult, Plan, PlanOptions, Profile, ProfileName, TamperKind, TestSuite, Verdict, aggregate,
+    plan,
 };
 
 use crate::executor::Executor;
@@ -74,6 +75,29 @@ pub struct EngineStatistics {
     pub helped_stages: AtomicU64,
     /// Panics caught while scoring a job (each answered `sandbox_error`; the worker lived on).
     pub panics: AtomicU64,
+    /// Tests in which each tamper kind was seen, indexed like [`TamperKind::ALL`].
+    pub tampering: [AtomicU64; TamperKind::ALL.len()],
+    /// Judge functional tests the referee split, and those that ran whole.
+    pub functional_split: AtomicU64,
+    pub functional_unsplit: AtomicU64,
+}
+
+impl EngineStatistics {
+    /// Counts a finished job's tampering and functional coverage.
+    fn record_judging(&self, result: &JobResult) {
+        for (slot, kind) in TamperKind::ALL.iter().enumerate() {
+            let count = result.tampering.count(*kind);
+            if count > 0 {
+                self.tampering[slot].fetch_add(count, Ordering::Relaxed);
+            }
+        }
+        if let Some(coverage) = result.functional {
+            self.functional_split
+                .fetch_add(coverage.split as u64, Ordering::Relaxed);
+            self.functional_unsplit
+                .fetch_add(coverage.unsplit as u64, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The queue is full: try again later.
@@ -299,6 +323,7 @@ fn work(
                 statistics.verdicts[slot].fetch_add(1, Ordering::Relaxed);
             }
         }
+        statistics.record_judging(&result);
         statistics.jobs.fetch_add(1, Ordering::Relaxed);
         reply.send(result);
     }

@@ -15,12 +15,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::fault_injection::{self, Site};
+use crate::functional::{FunctionalJudge, ProgramSplit};
 use crate::sharing::{self, HelpBoard, SharedStage};
-use rlvr_runner::{Harness, Outcome, Runner, RunnerError, TestLimits, TestReport};
+use rlvr_runner::{Harness, JudgeOptions, Outcome, Runner, RunnerError, TestLimits, TestReport};
 use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec, WORK_DIRECTORY};
 use rlvr_verify::{
-    ExecutionPlan, ExecutionResult, JobRun, Profile, ProgramText, StageCondition, TestProgram,
-    TestRun, Verdict, judge_test,
+    ExecutionPlan, ExecutionResult, JobRun, Profile, ProfileName, ProgramText, StageCondition,
+    TamperKind, Tampering, TestProgram, TestRun, Verdict, judge_test,
 };
 
 /// Memory the runner process itself may use on top of a test's limit (interpreter, preloaded
@@ -39,17 +40,26 @@ const LONGEST_JOB: Duration = Duration::from_secs(30 * 24 * 3600);
 const RUNNER_CPU: Duration = Duration::from_secs(24 * 3600);
 const SIGKILL: i32 = 9;
 const SIGXCPU: i32 = 24;
+const SIGSYS: i32 = 31;
 
 /// The runner process and the connection to it.
 struct Session {
     process: SandboxedProcess,
     runner: Runner,
-    /// The source currently compiled in the runner.
-    loaded: Option<ProgramText>,
+    /// What the runner has compiled.
+    loaded: Option<Loaded>,
     /// Why it does not compile, when it does not (the last line of the error).
     compile_error: Option<String>,
     /// OOM kills in the sandbox's cgroup seen so far.
     out_of_memory_kills: u64,
+}
+
+/// What a runner has compiled: one program's source, or a judge job's prelude and solution
+/// (split functional tests: each test then sends only its probes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Loaded {
+    Source(ProgramText),
+    Split { prelude: String, solution: String },
 }
 
 /// What a runner was started for; a runner serves the next job only if it needs the same.
@@ -78,6 +88,8 @@ pub(crate) struct Executor<'a> {
     sandbox: &'a Sandbox,
     cancelled: &'a AtomicBool,
     kept: Option<(SessionKey, Session)>,
+    /// The worker's referee for judge functional tests.
+    functional: FunctionalJudge,
 }
 
 impl<'a> Executor<'a> {
@@ -86,6 +98,7 @@ impl<'a> Executor<'a> {
             sandbox,
             cancelled,
             kept: None,
+            functional: FunctionalJudge::default(),
         }
     }
 
@@ -113,7 +126,7 @@ impl<'a> Executor<'a> {
             .unwrap_or(started);
         let key = SessionKey::of(profile, plan);
         let session = self.reusable_session(&key);
-        let mut job = JobExecution::new(self.sandbox, plan, profile, session);
+        let mut job = JobExecution::new(self.sandbox, plan, profile, session, &mut self.functional);
         let mut run = JobRun::default();
         for (stage_index, stage) in plan.stages.iter().enumerate() {
             if stage.run_if == StageCondition::PreviousStageNotAllPassed
@@ -147,10 +160,7 @@ impl<'a> Executor<'a> {
             let mut stop = false;
             for &program_index in &stage.programs {
                 if stop || self.cancelled.load(Ordering::Relaxed) {
-                    runs.push(TestRun {
-                        verdict: Verdict::Skipped,
-                        wall_time: None,
-                    });
+                    runs.push(TestRun::not_run(Verdict::Skipped));
                     continue;
                 }
                 let now = Instant::now();
@@ -160,28 +170,23 @@ impl<'a> Executor<'a> {
                 }
                 if now >= deadline {
                     run.deadline_exceeded |= now >= job_deadline;
-                    runs.push(TestRun {
-                        verdict: Verdict::Timeout,
-                        wall_time: None,
-                    });
+                    runs.push(TestRun::not_run(Verdict::Timeout));
                     stop = true;
                     continue;
                 }
                 let time_limit = stage.time_per_test.min(deadline - now);
                 let program = &plan.programs[program_index];
-                let result = job.run_test(program, time_limit);
+                let result = job.run_test(program_index, time_limit);
                 let verdict = judge_test(profile, program, &result);
-                runs.push(TestRun {
-                    verdict,
-                    wall_time: result.wall_time,
-                });
+                runs.push(TestRun::ran(verdict, &result));
                 if verdict != Verdict::Pass && stage.may_stop_at_first_failure {
                     stop = true;
                 }
             }
             run.stages.push(runs);
         }
-        self.kept = job.session.take().map(|session| (key, session));
+        job.functional.close_job();
+        self.kept = job.keep_session().map(|session| (key, session));
         (run, job.note)
     }
 }
@@ -191,9 +196,16 @@ impl Executor<'_> {
     pub(crate) fn help(&mut self, shared: &SharedStage) {
         let key = SessionKey::of(&shared.profile, &shared.plan);
         let session = self.reusable_session(&key);
-        let mut job = JobExecution::new(self.sandbox, &shared.plan, &shared.profile, session);
+        let mut job = JobExecution::new(
+            self.sandbox,
+            &shared.plan,
+            &shared.profile,
+            session,
+            &mut self.functional,
+        );
         drain(&mut job, shared, self.cancelled, Site::Help);
-        self.kept = job.session.take().map(|session| (key, session));
+        job.functional.close_job();
+        self.kept = job.keep_session().map(|session| (key, session));
     }
 }
 
@@ -204,21 +216,16 @@ fn drain(job: &mut JobExecution<'_>, shared: &SharedStage, cancelled: &AtomicBoo
         let now = Instant::now();
         if now >= shared.deadline {
             shared.deadline_exceeded.store(true, Ordering::Relaxed);
-            claim.complete(TestRun {
-                verdict: Verdict::Timeout,
-                wall_time: None,
-            });
+            claim.complete(TestRun::not_run(Verdict::Timeout));
             continue;
         }
         let time_limit = stage.time_per_test.min(shared.deadline - now);
-        let program = &shared.plan.programs[stage.programs[claim.position]];
+        let program_index = stage.programs[claim.position];
+        let program = &shared.plan.programs[program_index];
         fault_injection::panic_if_armed(site, |marker| program.source.contains(marker));
-        let result = job.run_test(program, time_limit);
+        let result = job.run_test(program_index, time_limit);
         let verdict = judge_test(&shared.profile, program, &result);
-        claim.complete(TestRun {
-            verdict,
-            wall_time: result.wall_time,
-        });
+        claim.complete(TestRun::ran(verdict, &result));
     }
 }
 
@@ -238,16 +245,22 @@ fn harness(profile: &Profile) -> Option<Harness> {
     }
 }
 
-/// One job in progress: its plan and its runner session.
+/// One job in progress: its plan, its runner session and the worker's referee.
 struct JobExecution<'e> {
     sandbox: &'e Sandbox,
-    plan: &'e ExecutionPlan,
+    plan: &'e Arc<ExecutionPlan>,
     profile: &'e Profile,
     session: Option<Session>,
     /// Runner deaths this job's response caused.
     response_deaths: usize,
     /// What the runner saw that explains the verdicts (first one wins).
     note: Option<String>,
+    functional: &'e mut FunctionalJudge,
+    /// A judge functional test ran whole (not split): its expected side went through this
+    /// runner, so the runner must not serve another job.
+    exposed: bool,
+    /// The last split test's probe results, as its child wrote them.
+    probe_results: Vec<u8>,
 }
 
 /// A runner that failed, and whether it failed loading the program or running a test.
@@ -259,9 +272,10 @@ struct SessionFailure {
 impl<'e> JobExecution<'e> {
     fn new(
         sandbox: &'e Sandbox,
-        plan: &'e ExecutionPlan,
+        plan: &'e Arc<ExecutionPlan>,
         profile: &'e Profile,
         session: Option<Session>,
+        functional: &'e mut FunctionalJudge,
     ) -> Self {
         Self {
             sandbox,
@@ -270,7 +284,45 @@ impl<'e> JobExecution<'e> {
             session,
             response_deaths: 0,
             note: None,
+            functional,
+            exposed: false,
+            probe_results: Vec::new(),
         }
+    }
+
+    /// The runner to keep for the next job, unless an unsplit judge test's expected side went
+    /// through it (another job's test child, forked from it, could read what is left of it).
+    fn keep_session(&mut self) -> Option<Session> {
+        let session = self.session.take()?;
+        if self.exposed {
+            session.finish();
+            return None;
+        }
+        Some(session)
+    }
+
+    /// Runs program `index` of the plan: a judge functional test split by the referee runs
+    /// its probes and is judged there; anything else runs as its program.
+    fn run_test(&mut self, index: usize, time_limit: Duration) -> ExecutionResult {
+        let plan = Arc::clone(self.plan);
+        let program = &plan.programs[index];
+        let split = if program.check.is_some() {
+            match self.functional.split_of(self.sandbox, self.plan, index) {
+                Ok(split) => split,
+                Err(message) => return sandbox_error(message),
+            }
+        } else {
+            ProgramSplit::Unsplit
+        };
+        self.exposed |= program.check.is_some() && split == ProgramSplit::Unsplit;
+        self.probe_results.clear();
+        let mut result = self.run_program(program, &split, time_limit);
+        if program.check.is_some() {
+            let results = std::mem::take(&mut self.probe_results);
+            self.functional
+                .conclude(self.plan, index, &split, &results, &mut result, time_limit);
+        }
+        result
     }
 
     fn note(&mut self, note: impl FnOnce() -> String) {
@@ -292,7 +344,12 @@ impl<'e> JobExecution<'e> {
     /// After [`MAX_RESPONSE_RUNNER_DEATHS`] deaths while running tests, or one confirmed death
     /// while loading, the job's remaining tests fail without running. Only a sandbox that
     /// cannot start is `sandbox_error`.
-    fn run_test(&mut self, program: &TestProgram, time_limit: Duration) -> ExecutionResult {
+    fn run_program(
+        &mut self,
+        program: &TestProgram,
+        split: &ProgramSplit,
+        time_limit: Duration,
+    ) -> ExecutionResult {
         fault_injection::panic_if_armed(Site::Execute, |marker| program.source.contains(marker));
         let mut deaths = 0;
         loop {
@@ -306,11 +363,12 @@ impl<'e> JobExecution<'e> {
                     Err(message) => return sandbox_error(message),
                 },
             };
-            let failure = match session.run(self.plan, self.profile, program, time_limit) {
-                Ok((result, compile_error)) => {
+            let failure = match session.run(self.plan, self.profile, program, split, time_limit) {
+                Ok((result, compile_error, probe_results)) => {
                     if let Some(compile_error) = compile_error {
                         self.note(|| format!("the code does not compile: {compile_error}"));
                     }
+                    self.probe_results = probe_results;
                     return result;
                 }
                 Err(failure) => failure,
@@ -427,26 +485,43 @@ impl<'e> JobExecution<'e> {
 
 impl Session {
     /// Runs one test, loading its program first when the runner holds another. Returns the
-    /// result and, when the program does not compile, the error.
+    /// result, the error when the program does not compile, and a split test's probe results.
+    /// A split test loads the prelude and the solution once per job and sends only its probes.
     fn run(
         &mut self,
         plan: &ExecutionPlan,
         profile: &Profile,
         program: &TestProgram,
+        split: &ProgramSplit,
         time_limit: Duration,
-    ) -> Result<(ExecutionResult, Option<String>), SessionFailure> {
+    ) -> Result<(ExecutionResult, Option<String>, Vec<u8>), SessionFailure> {
+        let units = match (split, &plan.functional_split) {
+            (ProgramSplit::Split(probes), Some(functional)) => Some((functional, probes.as_str())),
+            _ => None,
+        };
         // Shared heads compare by pointer first (`Arc<str>` equality does), so a job's stdin
         // tests never compare their code byte by byte.
-        let loaded = self.loaded.as_ref() == Some(&program.source);
+        let loaded = match (&self.loaded, units) {
+            (Some(Loaded::Split { prelude, solution }), Some((functional, _))) => {
+                *prelude == functional.prelude && *solution == functional.solution
+            }
+            (Some(Loaded::Source(source)), None) => *source == program.source,
+            _ => false,
+        };
         if !loaded {
             if fault_injection::armed(Site::RunnerLoad, |marker| program.source.contains(marker)) {
                 self.process.kill();
             }
+            // The whole text exists only while it is sent.
+            let whole = program.source.to_string();
+            let sources: Vec<&str> = match units {
+                Some((functional, _)) => vec![&functional.prelude, &functional.solution],
+                None => vec![&whole],
+            };
             let report = self
                 .runner
                 .load(
-                    // The whole text exists only while it is sent.
-                    &[&program.source.to_string()],
+                    &sources,
                     "solution.py",
                     &plan.required_modules,
                     harness(profile),
@@ -462,6 +537,7 @@ impl Session {
                         report.preload_errors.join("; ")
                     )),
                     None,
+                    Vec::new(),
                 ));
             }
             self.compile_error = report.compile_error.map(|text| {
@@ -471,7 +547,13 @@ impl Session {
                     .unwrap_or_default()
                     .to_owned()
             });
-            self.loaded = Some(program.source.clone());
+            self.loaded = Some(match units {
+                Some((functional, _)) => Loaded::Split {
+                    prelude: functional.prelude.clone(),
+                    solution: functional.solution.clone(),
+                },
+                None => Loaded::Source(program.source.clone()),
+            });
         }
         let limits = TestLimits {
             wall_ms: u64::try_from(time_limit.as_millis())
@@ -488,9 +570,14 @@ impl Session {
         if fault_injection::armed(Site::RunnerRun, |marker| program.source.contains(marker)) {
             self.process.kill();
         }
-        let report = self
+        // The judge's tests carry the tamper sensor; the references run as they are.
+        let judge = JudgeOptions {
+            sensor: profile.name == ProfileName::Judge,
+            probes: units.map(|(_, probes)| probes),
+        };
+        let mut report = self
             .runner
-            .run_test(stdin, None, limits)
+            .run_judge_test(stdin, None, judge, limits)
             .map_err(|error| SessionFailure {
                 during_load: false,
                 error,
@@ -498,9 +585,11 @@ impl Session {
         let kills = self.process.usage().out_of_memory_kills;
         let out_of_memory = kills > self.out_of_memory_kills;
         self.out_of_memory_kills = kills;
+        let probe_results = std::mem::take(&mut report.results);
         Ok((
             execution_result(report, out_of_memory),
             self.compile_error.clone(),
+            probe_results,
         ))
     }
 
@@ -534,12 +623,17 @@ fn execution_result(report: TestReport, out_of_memory: bool) -> ExecutionResult 
     let stderr_tail =
         String::from_utf8_lossy(&report.stderr[report.stderr.len().saturating_sub(4096)..])
             .into_owned();
-    let memory_error = report.exit_code == Some(1)
-        && stderr_tail
-            .trim_end()
-            .lines()
-            .last()
-            .is_some_and(|line| line.starts_with("MemoryError"));
+    let last_line = stderr_tail.trim_end().lines().last().unwrap_or("");
+    let memory_error = report.exit_code == Some(1) && last_line.starts_with("MemoryError");
+    let assertion_failed = report.exit_code == Some(1) && last_line.starts_with("AssertionError");
+    let mut tampering: Tampering = report
+        .tampering
+        .iter()
+        .filter_map(|name| TamperKind::from_name(name))
+        .collect();
+    if report.signal == Some(SIGSYS) {
+        tampering.insert(TamperKind::SeccompKill);
+    }
     ExecutionResult {
         exit_code: report.exit_code,
         signal: report.signal,
@@ -551,6 +645,9 @@ fn execution_result(report: TestReport, out_of_memory: bool) -> ExecutionResult 
         wall_time: Duration::try_from_secs_f64(report.wall_ms / 1000.0).ok(),
         completed: Some(report.completed),
         stdout: report.stdout,
+        tampering,
+        assertion_failed,
+        ..ExecutionResult::default()
     }
 }
 

@@ -5,6 +5,7 @@
 mod engine;
 mod executor;
 mod fault_injection;
+mod functional;
 mod in_order;
 mod job_line;
 mod result_line;

@@ -125,12 +125,7 @@ impl SharedStage {
         state
             .results
             .iter()
-            .map(|run| {
-                run.unwrap_or(TestRun {
-                    verdict: Verdict::Skipped,
-                    wall_time: None,
-                })
-            })
+            .map(|run| run.unwrap_or(TestRun::not_run(Verdict::Skipped)))
             .collect()
     }
 }
@@ -155,13 +150,8 @@ impl Drop for Claim<'_> {
     fn drop(&mut self) {
         if !self.completed {
             // The worker running it panicked: the owner must not wait for it forever.
-            self.stage.complete(
-                self.position,
-                TestRun {
-                    verdict: Verdict::SandboxError,
-                    wall_time: None,
-                },
-            );
+            self.stage
+                .complete(self.position, TestRun::not_run(Verdict::SandboxError));
         }
     }
 }

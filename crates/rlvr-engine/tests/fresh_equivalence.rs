@@ -99,6 +99,11 @@ fn fresh_verdict(
         timed_out: outcome.verdict == rlvr_sandbox::Verdict::Timeout,
         memory_exceeded: outcome.verdict == rlvr_sandbox::Verdict::MemoryLimit,
         output_exceeded: outcome.verdict == rlvr_sandbox::Verdict::OutputLimit,
+        assertion_failed: String::from_utf8_lossy(&outcome.stderr)
+            .trim_end()
+            .lines()
+            .last()
+            .is_some_and(|line| line.starts_with("AssertionError")),
         stdout: outcome.stdout,
         ..ExecutionResult::default()
     };

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
-use crate::protocol::{Harness, LoadHeader, LoadReport, RunHeader, TestLimits, TestReport, encode};
+use crate::protocol::{
+    Harness, JudgeOptions, LoadHeader, LoadReport, RunHeader, TestLimits, TestReport, encode,
+};
 
 /// Extra time the runner gets beyond a test's wall limit to kill, reap and report.
 const REPORT_GRACE: Duration = Duration::from_secs(5);
@@ -78,7 +80,20 @@ impl Runner {
         extra: Option<&str>,
         limits: TestLimits,
     ) -> Result<TestReport, RunnerError> {
+        self.run_judge_test(stdin, extra, JudgeOptions::default(), limits)
+    }
+
+    /// Runs one test with the judge's additions: the tamper sensor, and for a split
+    /// functional test the probes (evaluated instead of `extra`).
+    pub fn run_judge_test(
+        &mut self,
+        stdin: &[u8],
+        extra: Option<&str>,
+        judge: JudgeOptions<'_>,
+        limits: TestLimits,
+    ) -> Result<TestReport, RunnerError> {
         let deadline = Instant::now() + Duration::from_millis(limits.wall_ms) + REPORT_GRACE;
+        let extra = judge.probes.or(extra);
         let extra_bytes = extra.map_or(&[][..], str::as_bytes);
         let header = RunHeader {
             op: "run",
@@ -89,6 +104,8 @@ impl Runner {
             cpu_s: limits.cpu_seconds,
             output_bytes: limits.output_bytes,
             memory_bytes: limits.address_space_bytes,
+            sensor: judge.sensor,
+            probes: judge.probes.is_some(),
         };
         self.send(&encode(&header, &[stdin, extra_bytes]), deadline)?;
         let header = self.receive_header(deadline)?;
@@ -96,6 +113,7 @@ impl Runner {
             .map_err(|error| RunnerError::Protocol(error.to_string()))?;
         report.stdout = self.receive_exact(report.stdout_length, deadline)?;
         report.stderr = self.receive_exact(report.stderr_length, deadline)?;
+        report.results = self.receive_exact(report.results_length, deadline)?;
         Ok(report)
     }
 

@@ -11,7 +11,7 @@ mod client;
 mod protocol;
 
 pub use client::{Runner, RunnerError};
-pub use protocol::{Harness, LoadReport, Outcome, TestLimits, TestReport};
+pub use protocol::{Harness, JudgeOptions, LoadReport, Outcome, TestLimits, TestReport};
 
 /// The Python side of the protocol, one file per concern under `runner/`, joined in this order
 /// into one program. Start it as `python -I -S -c RUNNER_SOURCE`.
@@ -20,9 +20,19 @@ pub const RUNNER_SOURCE: &str = concat!(
     include_str!("runner/protocol.py"),
     include_str!("runner/process.py"),
     include_str!("runner/harness.py"),
+    include_str!("runner/codec.py"),
+    include_str!("runner/sensor.py"),
+    include_str!("runner/functional.py"),
     include_str!("runner/test.py"),
     include_str!("runner/main.py"),
 );
+
+/// The framing of the runner protocol (`runner/protocol.py`), which the referee speaks too.
+pub const FRAMING_SOURCE: &str = include_str!("runner/protocol.py");
+
+/// The value codec (`runner/codec.py`): the plain-data encoding of values that cross between a
+/// test child and the referee, which includes it too so both sides speak one format.
+pub const CODEC_SOURCE: &str = include_str!("runner/codec.py");
 
 /// Arguments for the interpreter that make it a runner: isolated mode, no `site`.
 pub fn interpreter_arguments() -> [&'static str; 4] {

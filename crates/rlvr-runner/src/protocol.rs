@@ -27,6 +27,22 @@ pub(crate) struct RunHeader {
     pub(crate) cpu_s: u64,
     pub(crate) output_bytes: u64,
     pub(crate) memory_bytes: u64,
+    /// Install the tamper sensor (runner/sensor.py) in the test child.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) sensor: bool,
+    /// The `extra` payload is a probe spec (runner/functional.py), not source.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) probes: bool,
+}
+
+/// What a judge test adds to a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JudgeOptions<'a> {
+    /// Install the tamper sensor: the report then lists what the solution tried.
+    pub sensor: bool,
+    /// A split functional test's probe spec (JSON): the child evaluates only these solution
+    /// calls after the units and reports their values as plain data in `results`.
+    pub probes: Option<&'a str>,
 }
 
 /// The header of a `load` request.
@@ -92,10 +108,19 @@ pub struct TestReport {
     #[serde(rename = "stderr_len")]
     pub(crate) stderr_length: usize,
     pub stderr_truncated: bool,
+    #[serde(rename = "results_len", default)]
+    pub(crate) results_length: usize,
+    /// Tamper kinds the sensor saw the solution try (judge tests; empty otherwise).
+    #[serde(default)]
+    pub tampering: Vec<String>,
     #[serde(skip)]
     pub stdout: Vec<u8>,
     #[serde(skip)]
     pub stderr: Vec<u8>,
+    /// A split functional test's probe results (runner/functional.py), as the child wrote
+    /// them: untrusted bytes for the referee to decode.
+    #[serde(skip)]
+    pub results: Vec<u8>,
 }
 
 /// Encodes a frame: length, JSON header, payloads.

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rlvr_engine::EngineStatistics;
-use rlvr_verify::Verdict;
+use rlvr_verify::{TamperKind, Verdict};
 
 /// Upper bounds of the latency buckets, in seconds.
 const BUCKETS: [f64; 14] = [
@@ -184,6 +184,32 @@ impl Metrics {
                 output,
                 "rlvr_test_verdicts_total{{verdict=\"{name}\"}} {}",
                 count.load(Ordering::Relaxed)
+            );
+        }
+        let _ = writeln!(
+            output,
+            "# HELP rlvr_tampering_total Tests in which the solution tried each kind of tampering.\n# TYPE rlvr_tampering_total counter"
+        );
+        for (kind, count) in TamperKind::ALL.iter().zip(&engine.tampering) {
+            let _ = writeln!(
+                output,
+                "rlvr_tampering_total{{kind=\"{}\"}} {}",
+                kind.name(),
+                count.load(Ordering::Relaxed)
+            );
+        }
+        let _ = writeln!(
+            output,
+            "# HELP rlvr_functional_tests_total Judge functional tests, split by the referee or run whole.\n# TYPE rlvr_functional_tests_total counter"
+        );
+        for (split, counter) in [
+            ("true", &engine.functional_split),
+            ("false", &engine.functional_unsplit),
+        ] {
+            let _ = writeln!(
+                output,
+                "rlvr_functional_tests_total{{split=\"{split}\"}} {}",
+                counter.load(Ordering::Relaxed)
             );
         }
         gauge(

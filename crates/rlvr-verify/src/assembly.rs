@@ -19,8 +19,10 @@ pub enum FunctionalAssembly {
     SingleProgram { with_prefix: bool },
     /// prime: each assert is a test run in-process after the code (`code + "\n" + assert`).
     PerAssert,
-    /// Judge: `prefix + code + assert + sentinel print`, one program per assert; the test
-    /// passes only when the sentinel is the last line printed, so exiting early fails.
+    /// Judge: each test split by the referee (only the solution's calls run after
+    /// `prefix + code`; the rest of the test runs in the referee). Forms it cannot split run as
+    /// `prefix + code + assert + sentinel print`, one program per assert, passing only when the
+    /// sentinel is the last line printed and the program ran to its end.
     JudgeSentinel,
 }
 
@@ -39,7 +41,8 @@ impl FunctionalAssembly {
             }
             Self::PerAssert => "code + assert, one in-process run per assert",
             Self::JudgeSentinel => {
-                "imports + helpers + code + assert + sentinel print, one program per assert"
+                "split by the referee: only the solution's calls run after imports + helpers + \
+                 code, the rest in the referee; unsplit forms: code + assert + sentinel print"
             }
         }
     }

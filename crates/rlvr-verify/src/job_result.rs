@@ -7,7 +7,8 @@ use std::time::Duration;
 use crate::plan::{ExecutionPlan, StageCondition};
 use crate::profile::ProfileName;
 use crate::scoring::{KLEAR_NO_CODE, Scoring};
-use crate::verdict::Verdict;
+use crate::tampering::{TamperCounts, Tampering};
+use crate::verdict::{ExecutionResult, Verdict};
 
 /// How a job ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -34,6 +35,23 @@ pub struct TestReport {
     pub verdict: Verdict,
     /// Its wall time in milliseconds, when measured.
     pub wall_ms: Option<u64>,
+    /// Judge functional tests: whether the referee split it (`false`: it ran whole next to
+    /// the solution, as the sentinel program).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<bool>,
+    /// What the solution tried in this test (omitted when nothing).
+    #[serde(skip_serializing_if = "Tampering::is_empty")]
+    pub tampering: Tampering,
+}
+
+/// How many of a judge job's functional tests the referee split (the rest ran whole next to
+/// the solution, as before issue 12).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FunctionalCoverage {
+    /// Tests split: only the solution's calls ran next to it.
+    pub split: usize,
+    /// Tests that ran whole, as the sentinel program.
+    pub unsplit: usize,
 }
 
 /// The reward of one job: `{"score", "pass_rate", "passed", "total", "all_passed", "status",
@@ -57,6 +75,12 @@ pub struct JobResult {
     /// Why the job did not reach `ok` (format failure, parse error, sandbox message).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Judge functional jobs: how many tests the referee split.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub functional: Option<FunctionalCoverage>,
+    /// Per kind, the tests in which the solution tried it (omitted when nothing).
+    #[serde(skip_serializing_if = "TamperCounts::is_empty")]
+    pub tampering: TamperCounts,
     /// Per-test verdicts (kept only with `--details`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tests: Option<Vec<TestReport>>,
@@ -79,6 +103,8 @@ impl JobResult {
             status,
             profile,
             reason,
+            functional: None,
+            tampering: TamperCounts::default(),
             tests: None,
         }
     }
@@ -103,6 +129,8 @@ impl JobResult {
             status,
             profile,
             reason: Some(reason),
+            functional: None,
+            tampering: TamperCounts::default(),
             tests: None,
         }
     }
@@ -115,6 +143,33 @@ pub struct TestRun {
     pub verdict: Verdict,
     /// Its wall time.
     pub wall_time: Option<Duration>,
+    /// Judge functional tests: whether the referee split it.
+    pub split: Option<bool>,
+    /// What the solution tried.
+    pub tampering: Tampering,
+}
+
+impl TestRun {
+    /// A test that did not run to a result of its own (skipped, or out of time before it
+    /// started).
+    pub fn not_run(verdict: Verdict) -> Self {
+        Self {
+            verdict,
+            wall_time: None,
+            split: None,
+            tampering: Tampering::default(),
+        }
+    }
+
+    /// A test that ran: its verdict and what the run recorded.
+    pub fn ran(verdict: Verdict, result: &ExecutionResult) -> Self {
+        Self {
+            verdict,
+            wall_time: result.wall_time,
+            split: result.split,
+            tampering: result.tampering,
+        }
+    }
 }
 
 /// Everything the executor reports for one job: per stage, one run per program of the stage
@@ -190,9 +245,25 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
                 wall_ms: test
                     .and_then(|test| test.wall_time)
                     .map(|time| u64::try_from(time.as_millis()).unwrap_or(u64::MAX)),
+                split: test.and_then(|test| test.split),
+                tampering: test.map_or_else(Tampering::default, |test| test.tampering),
             }
         })
         .collect();
+    // Tampering counts over every test run, in every stage: a trainer wants to see what the
+    // policy tried even in a pass that is not scored.
+    let mut tampering = TamperCounts::default();
+    for test in run.stages.iter().flatten() {
+        tampering.add(test.tampering);
+    }
+    let functional = plan.functional_split.as_ref().map(|_| {
+        let split = tests.iter().filter(|test| test.split == Some(true)).count();
+        let unsplit = tests
+            .iter()
+            .filter(|test| test.split == Some(false))
+            .count();
+        FunctionalCoverage { split, unsplit }
+    });
     let total = tests.len();
     let passed = tests
         .iter()
@@ -221,6 +292,8 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
         status: Status::Ok,
         profile: plan.profile,
         reason,
+        functional,
+        tampering,
         tests: Some(tests),
     }
 }

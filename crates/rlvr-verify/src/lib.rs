@@ -22,6 +22,7 @@ pub mod python_json;
 mod python_text;
 mod scoring;
 mod selection;
+mod tampering;
 mod test_suite;
 mod value_join;
 mod verdict;
@@ -31,12 +32,16 @@ pub use comparison::OutputComparison;
 pub use exit_code::{ExitCodePolicy, Runner};
 pub use extraction::Extraction;
 pub use format_gate::{FormatFailure, FormatGate};
-pub use job_result::{JobResult, JobRun, Status, TestReport, TestRun, aggregate};
+pub use job_result::{
+    FunctionalCoverage, JobResult, JobRun, Status, TestReport, TestRun, aggregate,
+};
 pub use limits::{
     LimitError, Limits, MAX_JOB_DEADLINE, MAX_MEMORY_MEGABYTES, MAX_TIME_LIMIT,
     memory_limit_from_megabytes, time_limit_from_seconds,
 };
-pub use plan::{ExecutionPlan, Plan, PlanOptions, Stage, StageCondition, TestProgram, plan};
+pub use plan::{
+    ExecutionPlan, FunctionalSplit, Plan, PlanOptions, Stage, StageCondition, TestProgram, plan,
+};
 pub use profile::{Profile, ProfileError, ProfileName, describe_profiles};
 pub use program_text::ProgramText;
 pub use python_json::{JsonTextError, from_python_json, parse_python_json};
@@ -45,8 +50,9 @@ pub use scoring::{
     KLEAR_MISSING_THINK_OPEN, KLEAR_NO_CODE, PRIME_SCORED_TESTS, Scoring,
 };
 pub use selection::{TestSelection, sample_indices};
+pub use tampering::{TamperCounts, TamperKind, Tampering};
 pub use test_suite::{
     FunctionalTests, InputOutputTest, MAX_TESTS, TestSuite, TestSuiteError, TestValue, Tests,
 };
 pub use value_join::ValueJoin;
-pub use verdict::{ExecutionResult, Verdict, judge_test};
+pub use verdict::{ExecutionResult, RefereeVerdict, Verdict, judge_test};

@@ -13,6 +13,7 @@ use crate::comparison::OutputComparison;
 use crate::exit_code::{ExitCodePolicy, Runner};
 use crate::job_result::{JobResult, Status};
 use crate::limits::{Limits, MAX_JOB_DEADLINE};
+use crate::prelude::judge_prefix;
 use crate::profile::{Profile, ProfileName};
 use crate::program_text::{ProgramText, SharedHeads};
 use crate::scoring::{PRIME_SCORED_TESTS, Scoring};
@@ -51,6 +52,20 @@ pub struct TestProgram {
     pub expected: Option<String>,
     /// For judge functional tests: the line that must be the last one printed.
     pub sentinel: Option<String>,
+    /// For judge functional tests: the test's own code, for the referee to split. `source` and
+    /// `sentinel` are the program run instead when the referee cannot split it.
+    pub check: Option<String>,
+}
+
+/// What the referee and the runner need to run a judge job's functional tests split: the
+/// prelude both sides execute (the test's names) and the solution (loaded once in the runner;
+/// the referee only reads which names it binds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionalSplit {
+    /// The judge prelude: standard imports and the LeetCode helpers.
+    pub prelude: String,
+    /// The extracted code.
+    pub solution: String,
 }
 
 /// When a stage runs.
@@ -102,6 +117,8 @@ pub struct ExecutionPlan {
     pub limits: Limits,
     /// Python modules the interpreter must be able to import for this plan.
     pub required_modules: Vec<&'static str>,
+    /// Judge functional tests: split by the referee (issue 12; docs/profiles.md).
+    pub functional_split: Option<FunctionalSplit>,
 }
 
 /// What a job needs: nothing more (the result is known) or an execution.
@@ -167,6 +184,13 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
     let needs_scientific = programs
         .iter()
         .any(|program| program.source.contains("import pandas as pd"));
+    let functional_split = programs
+        .iter()
+        .any(|program| program.check.is_some())
+        .then(|| FunctionalSplit {
+            prelude: judge_prefix(),
+            solution: code.clone(),
+        });
     Plan::Execute(ExecutionPlan {
         profile: profile.name,
         programs,
@@ -181,6 +205,7 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
         } else {
             Vec::new()
         },
+        functional_split,
     })
 }
 
@@ -198,6 +223,7 @@ fn build_programs(
             stdin: None,
             expected: None,
             sentinel,
+            check: None,
         };
     match &suite.tests {
         Tests::InputOutput(tests) => {
@@ -210,6 +236,7 @@ fn build_programs(
                     stdin: Some(profile.value_join.render(&tests[index].input)),
                     expected: Some(profile.value_join.render(&tests[index].output)),
                     sentinel: None,
+                    check: None,
                 })
                 .collect()
         }
@@ -221,12 +248,17 @@ fn build_programs(
                 }
                 FunctionalAssembly::PerAssert => plain_functional(code, block),
                 FunctionalAssembly::JudgeSentinel => {
+                    // The referee splits the block; the sentinel program is the fallback for
+                    // forms it cannot split.
                     let sentinel = sentinel_token(options.seed, &options.job_identity, 0);
-                    return vec![functional(
-                        0,
-                        ProgramText::whole(judge_functional(code, block, &sentinel)),
-                        Some(sentinel),
-                    )];
+                    return vec![TestProgram {
+                        check: Some(block.clone()),
+                        ..functional(
+                            0,
+                            ProgramText::whole(judge_functional(code, block, &sentinel)),
+                            Some(sentinel),
+                        )
+                    }];
                 }
             };
             vec![functional(0, ProgramText::whole(source), None)]
@@ -265,7 +297,14 @@ fn build_programs(
                     .iter()
                     .map(|&index| {
                         let (text, sentinel) = text_of(index);
-                        functional(index, heads.text(text), sentinel)
+                        // Judge functional tests carry their code for the referee; the sentinel
+                        // program is the fallback for forms it cannot split.
+                        let check = (per_test == FunctionalAssembly::JudgeSentinel)
+                            .then(|| statements[index].clone());
+                        TestProgram {
+                            check,
+                            ..functional(index, heads.text(text), sentinel)
+                        }
                     })
                     .collect()
             }

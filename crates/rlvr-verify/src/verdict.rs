@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::plan::TestProgram;
 use crate::profile::Profile;
 use crate::python_text::python_strip;
+use crate::tampering::Tampering;
 
 /// The outcome of one test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -80,6 +81,27 @@ pub struct ExecutionResult {
     /// Whether the program ran to its last statement, when the executor can tell (the warm
     /// runner writes a per-test nonce after the last statement; `exit()` and `os._exit` skip it).
     pub completed: Option<bool>,
+    /// For a judge functional test: whether the referee split it (`Some(false)`: it ran whole
+    /// as the sentinel program).
+    pub split: Option<bool>,
+    /// For a split test whose child ran to its end: the referee's verdict.
+    pub referee: Option<RefereeVerdict>,
+    /// What the solution tried (telemetry; never changes the verdict).
+    pub tampering: Tampering,
+    /// The program ended with an uncaught `AssertionError` (the last line of its stderr): for a
+    /// functional test, the test's assertion failed, which is a wrong answer.
+    pub assertion_failed: bool,
+}
+
+/// The referee's verdict on a split functional test, from the values the child reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefereeVerdict {
+    /// Every assertion held.
+    Pass,
+    /// An assertion failed, or a value the solution returned is not plain data.
+    Fail,
+    /// An exception: raised by the solution in a probe, or by the test.
+    Error,
 }
 
 /// Judges one executed test program under a profile's rules.
@@ -87,7 +109,8 @@ pub struct ExecutionResult {
 /// Order: infrastructure failure, then limits, then the exit status (per the profile's
 /// policy; `SystemExitIgnored` programs run under a harness that already turned `SystemExit`
 /// into a normal end), then the output: compared with the expected text by the profile's
-/// comparator, or, for judge functional tests, required to end with the sentinel line.
+/// comparator, or, for judge functional tests, decided by the referee (split tests) or
+/// required to end with the sentinel line (unsplit ones).
 pub fn judge_test(profile: &Profile, program: &TestProgram, result: &ExecutionResult) -> Verdict {
     if result.sandbox_error.is_some() {
         return Verdict::SandboxError;
@@ -101,13 +124,24 @@ pub fn judge_test(profile: &Profile, program: &TestProgram, result: &ExecutionRe
     if result.output_exceeded {
         return Verdict::OutputLimit;
     }
+    if program.check.is_some() && result.assertion_failed && result.exit_code == Some(1) {
+        return Verdict::WrongAnswer;
+    }
     if result.signal.is_some() || result.exit_code != Some(0) {
         return Verdict::RuntimeError;
     }
-    // The references decode stdout as UTF-8 (strictly, raising on bad bytes, which fails the
-    // test); a lossy decode keeps bad bytes from ever matching.
-    let stdout = String::from_utf8_lossy(&result.stdout);
+    if result.split == Some(true) {
+        // The child only evaluated the solution's calls; the referee judged the rest. A child
+        // that did not reach the end wrote no complete report: nothing was judged.
+        return match (result.completed, result.referee) {
+            (Some(true), Some(RefereeVerdict::Pass)) => Verdict::Pass,
+            (Some(true), Some(RefereeVerdict::Error)) => Verdict::RuntimeError,
+            _ => Verdict::WrongAnswer,
+        };
+    }
     if let Some(sentinel) = &program.sentinel {
+        // The sentinel is ASCII: a lossy decode cannot forge it.
+        let stdout = String::from_utf8_lossy(&result.stdout);
         // A program that printed the sentinel itself but never reached the end of the appended
         // assert (it exited first) does not pass.
         if result.completed == Some(false) {
@@ -123,8 +157,12 @@ pub fn judge_test(profile: &Profile, program: &TestProgram, result: &ExecutionRe
             Verdict::WrongAnswer
         };
     }
+    // The judge compares output that is not valid UTF-8 as bytes (an invalid byte never equals
+    // the U+FFFD a lossy decode would make of it); see `OutputComparison::matches_bytes`.
     match &program.expected {
-        Some(expected) if !profile.comparison.matches(&stdout, expected) => Verdict::WrongAnswer,
+        Some(expected) if !profile.comparison.matches_bytes(&result.stdout, expected) => {
+            Verdict::WrongAnswer
+        }
         _ => Verdict::Pass,
     }
 }

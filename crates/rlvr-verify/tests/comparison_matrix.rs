@@ -3,7 +3,9 @@
 
 use proptest::prelude::*;
 use rlvr_verify::OutputComparison;
-use rlvr_verify::comparison::{judge_tokens_equal, strip_equal};
+use rlvr_verify::comparison::{
+    judge_bytes_equal, judge_output_equal, judge_tokens_equal, strip_equal,
+};
 
 const P: bool = true;
 const F: bool = false;
@@ -81,6 +83,64 @@ fn judge_numeric_rules() {
     assert!(!judge_tokens_equal("0.5\n", "half\n"));
 }
 
+/// Issue 12: a relative tolerance applied to an integer token let `1000000.0` pass for the
+/// expected `1000001`. Integers are exact; tolerance applies where the expected token is a
+/// decimal.
+#[test]
+fn issue_12_an_expected_integer_is_matched_exactly() {
+    assert!(!judge_tokens_equal("1000000.0\n", "1000001\n"));
+    assert!(!judge_tokens_equal("1000000.9999999\n", "1000001\n"));
+    assert!(!judge_tokens_equal("1e6\n", "1000001\n"));
+    assert!(!judge_tokens_equal("2 1000000.0\n", "2 1000001\n"));
+    assert!(!judge_tokens_equal(
+        "99999999999999999.0\n",
+        "100000000000000000\n"
+    ));
+    assert!(
+        !judge_tokens_equal("1000001\n", "1000000\n"),
+        "integers against integers are text"
+    );
+    // The same value written as a decimal is the integer.
+    assert!(judge_tokens_equal("1000001.0\n", "1000001\n"));
+    assert!(judge_tokens_equal("1.000001e6\n", "1000001\n"));
+    assert!(judge_tokens_equal("-0.0\n", "0\n"));
+    // Tolerance where the expected token is a decimal, whatever the program printed.
+    assert!(judge_tokens_equal("1000001\n", "1000000.5\n"));
+    assert!(judge_tokens_equal("1000000.0\n", "1000000.9\n"));
+    assert!(!judge_tokens_equal("1000000.0\n", "1000002.5\n"));
+    assert!(!judge_tokens_equal("nan\n", "1.0\n"));
+    assert!(!judge_tokens_equal("inf\n", "1e308\n"));
+}
+
+/// Issue 12: stdout was decoded lossily, so an invalid UTF-8 byte became U+FFFD and matched an
+/// expected U+FFFD. Output that is not valid UTF-8 is compared as bytes.
+#[test]
+fn issue_12_an_invalid_byte_never_equals_the_replacement_character() {
+    assert!(!judge_output_equal(b"\xff\n", "\u{fffd}\n"));
+    assert!(!judge_output_equal(
+        b"a \xfe\xff b\n",
+        "a \u{fffd}\u{fffd} b\n"
+    ));
+    assert!(
+        !judge_output_equal(b"\xef\xbf\n", "\u{fffd}\n"),
+        "a truncated sequence"
+    );
+    assert!(judge_output_equal("\u{fffd}\n".as_bytes(), "\u{fffd}\n"));
+    assert!(
+        !OutputComparison::JudgeTokens.matches_bytes(b"x\xff\n", "x\u{fffd}"),
+        "through the profile's comparator"
+    );
+    // Bytes mode keeps the judge's rules for the valid tokens around an invalid one.
+    assert!(judge_output_equal(b"1.0 0.5000001\r\n\n", "1 0.5"));
+    assert!(!judge_output_equal(b"1 2 \xff\n", "1 2"));
+    assert!(
+        judge_bytes_equal(b"\xff 1.0\x0b\n", b"\xff 1"),
+        "invalid on both sides: same bytes"
+    );
+    // The reference comparators keep their documented lossy decode.
+    assert!(OutputComparison::StripEqual.matches_bytes(b"\xff", "\u{fffd}"));
+}
+
 #[test]
 fn prime_single_line_allclose_and_digit_rule() {
     assert!(
@@ -127,10 +187,50 @@ fn output_text() -> impl Strategy<Value = String> {
     .prop_map(|parts| parts.concat())
 }
 
+/// Output without integer tokens (decimals, words, whitespace).
+fn decimal_text() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop_oneof![
+            Just("1.0".to_owned()),
+            Just("0.3333333".to_owned()),
+            Just("0.3333334".to_owned()),
+            Just("1e3".to_owned()),
+            Just("YES".to_owned()),
+            Just(" ".to_owned()),
+            Just("\n".to_owned()),
+            Just("\r\n".to_owned()),
+            "[a-c]{1,3}",
+            "[0-9]{1,3}\\.[0-9]{1,7}",
+        ],
+        0..8,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+fn has_decimal_token(text: &str) -> bool {
+    text.split_whitespace()
+        .any(|token| token.contains(['.', 'e', 'E']) && token.parse::<f64>().is_ok())
+}
+
 proptest! {
     #[test]
-    fn judge_comparator_is_symmetric(left in output_text(), right in output_text()) {
+    fn judge_comparator_is_symmetric_between_decimals(left in decimal_text(), right in decimal_text()) {
         prop_assert_eq!(judge_tokens_equal(&left, &right), judge_tokens_equal(&right, &left));
+    }
+
+    /// Tolerance applies only where the expected token is a decimal: accepting output for an
+    /// expected text without decimals means the two are the same numbers and words, so the
+    /// reverse holds too.
+    #[test]
+    fn accepting_integers_is_exact(left in output_text(), right in output_text()) {
+        if !has_decimal_token(&right) && judge_tokens_equal(&left, &right) {
+            prop_assert!(judge_tokens_equal(&right, &left), "{:?} vs {:?}", left, right);
+        }
+    }
+
+    #[test]
+    fn valid_utf8_bytes_compare_as_text(left in output_text(), right in output_text()) {
+        prop_assert_eq!(judge_output_equal(left.as_bytes(), &right), judge_tokens_equal(&left, &right));
     }
 
     #[test]

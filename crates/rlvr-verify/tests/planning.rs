@@ -47,8 +47,8 @@ fn runs(verdicts: &[Verdict]) -> Vec<TestRun> {
     verdicts
         .iter()
         .map(|&verdict| TestRun {
-            verdict,
             wall_time: Some(Duration::from_millis(3)),
+            ..TestRun::not_run(verdict)
         })
         .collect()
 }

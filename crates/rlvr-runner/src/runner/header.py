@@ -13,7 +13,9 @@ lengths the header names. Requests:
   run   {"op":"run","stdin":n,"extra":n,"wall_ms":int,"cpu_s":int,"output_bytes":int,
          "memory_bytes":int}  + stdin bytes + extra source
         forks a child that runs the units then the extra source as `__main__` would, in a fresh
-        copy of the interpreter state, and reports how it ended
+        copy of the interpreter state, and reports how it ended; judge tests add "sensor": true
+        (the tamper sensor, runner/sensor.py) and "probes": true (the extra payload is a probe
+        spec, runner/functional.py; the report's third payload holds the probe results)
   exit  {"op":"exit"}
 
 Expected outputs never enter the sandbox: the comparison happens in Rust.
@@ -24,6 +26,7 @@ import atexit
 import builtins
 import gc
 import io
+import itertools
 import json
 import os
 import resource

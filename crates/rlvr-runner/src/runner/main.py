@@ -134,8 +134,8 @@ def main():
         elif operation == "run":
             stdin = read_exact(REQUEST_FD, header["stdin"])
             extra = read_exact(REQUEST_FD, header["extra"]).decode("utf-8", "surrogatepass") if header.get("has_extra") else None
-            result, stdout, stderr = run_test(state, header, stdin, extra)
-            write_frame(result, stdout, stderr)
+            result, stdout, stderr, results = run_test(state, header, stdin, extra)
+            write_frame(result, stdout, stderr, results)
         elif operation == "reset":
             report = reset(header)
             if not undumpable:

@@ -63,14 +63,26 @@ def reseed_random_generators():
             pass
 
 
-def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, harness=None, stdin_text=""):
-    """In the forked child: become a fresh `python FILE` and never return."""
+def close_descriptors_except(keep):
+    """Closes every descriptor from 3 up except those in `keep`."""
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
+
+
+def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, harness=None, stdin_text="",
+              judge=None):
+    """In the forked child: become a fresh `python FILE` and never return. `judge` (judge
+    profile) holds the tamper sensor's descriptor and, for a split functional test, the probe
+    spec and the results descriptor (runner/functional.py)."""
     status = 1
+    judge = judge or {}
     try:
         for target, source in enumerate(descriptors):
             os.dup2(source, target)
-        os.closerange(3, marker_fd)
-        os.closerange(marker_fd + 1, 1 << 16)
+        close_descriptors_except({marker_fd} | {fd for fd in (judge.get("results_fd"), judge.get("sensor_fd")) if fd})
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         cpu = limits["cpu_s"]
@@ -86,6 +98,8 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
         main.__dict__.update({"__file__": filename, "__builtins__": builtins, "__cached__": None})
         sys.modules["__main__"] = main
         sys.argv = [filename]
+        if judge.get("sensor_fd"):
+            install_sensor(judge["sensor_fd"], main.__dict__)
         gc.enable()
         try:
             if harness is not None:
@@ -102,7 +116,9 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
             else:
                 for code in units:
                     exec(code, main.__dict__)
-                if extra is not None:
+                if judge.get("probes") is not None:
+                    run_probes(judge["probes"], main.__dict__, judge["results_fd"])
+                elif extra is not None:
                     exec(extra, main.__dict__)
             status = 0
             completed = True

@@ -84,17 +84,25 @@ def run_test(state, header, stdin, extra_source):
         stderr = state["compile_error"].encode("utf-8", "backslashreplace")
         return {"outcome": "exited", "exit_code": 1, "signal": None, "completed": False,
                 "wall_ms": 0.0, "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
-                "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr
+                "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr, b""
     extra = None
-    if extra_source is not None:
+    probes = extra_source if header.get("probes") else None
+    if probes is None and extra_source is not None:
         try:
             extra = compile(extra_source, "<test>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as error:
             stderr = "".join(traceback.format_exception_only(type(error), error)).encode()
             return {"outcome": "exited", "exit_code": 1, "signal": None, "completed": False,
                     "wall_ms": 0.0, "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
-                    "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr
+                    "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr, b""
     stdin_fd, stdout_fd, stderr_fd = test_files(state, stdin)
+    # Judge tests: the tamper sensor's report and a split test's results, fresh per test.
+    judge = {}
+    if header.get("sensor"):
+        judge["sensor_fd"] = memory_file("sensor")
+    if probes is not None:
+        judge["probes"] = probes
+        judge["results_fd"] = memory_file("results")
     marker_read, marker_write = os.pipe()
     marker = os.urandom(16)
     output_cap = header["output_bytes"]
@@ -111,7 +119,7 @@ def run_test(state, header, stdin, extra_source):
         if harness is not None:
             stdin_fd = memory_file("stdin")
         run_child(state["units"], extra, state["filename"], (stdin_fd, stdout_fd, stderr_fd), marker_write, marker, header,
-                  harness, stdin_text)
+                  harness, stdin_text, judge)
     os.close(marker_write)
     pidfd = os.pidfd_open(child)
     poller = select.poll()
@@ -136,6 +144,13 @@ def run_test(state, header, stdin, extra_source):
     os.close(marker_read)
     stdout, stdout_truncated = read_memory_file(stdout_fd, output_cap if output_cap > 0 else 1 << 62)
     stderr, stderr_truncated = read_memory_file(stderr_fd, STDERR_CAP)
+    results, tampering = b"", []
+    if "results_fd" in judge:
+        results, _ = read_memory_file(judge["results_fd"], output_cap if output_cap > 0 else 1 << 62)
+        os.close(judge["results_fd"])
+    if "sensor_fd" in judge:
+        tampering = read_sensor_report(judge["sensor_fd"])
+        os.close(judge["sensor_fd"])
     exit_code = os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else None
     signal_number = os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None
     if signal_number == signal.SIGXFSZ:
@@ -152,6 +167,8 @@ def run_test(state, header, stdin, extra_source):
         "stdout_truncated": stdout_truncated,
         "stderr_len": len(stderr),
         "stderr_truncated": stderr_truncated,
+        "results_len": len(results),
+        "tampering": tampering,
     }
-    return result, stdout, stderr
+    return result, stdout, stderr, results
 

@@ -111,7 +111,7 @@ async fn score(
     }
     let mut results = vec![0; count];
     let mut runtimes = vec![-1.0; count];
-    for test in result.tests.unwrap_or_default() {
+    for test in result.tests.iter().flatten() {
         if let (Some(result), Some(runtime)) =
             (results.get_mut(test.index), runtimes.get_mut(test.index))
         {
@@ -121,7 +121,16 @@ async fn score(
             }
         }
     }
-    Ok(Json(json!({ "results": results, "runtimes": runtimes })))
+    // Beyond open-instruct's shape (its client reads only the first two keys): what the program
+    // tried, per kind (tests in which it was seen), and how many asserts the referee split.
+    let mut response = json!({ "results": results, "runtimes": runtimes });
+    if !result.tampering.is_empty() {
+        response["tampering"] = serde_json::to_value(&result.tampering).unwrap_or_default();
+    }
+    if let Some(coverage) = result.functional {
+        response["functional"] = serde_json::to_value(coverage).unwrap_or_default();
+    }
+    Ok(Json(response))
 }
 
 /// The judge profile reading the program verbatim. A program without fences is taken whole

@@ -7,7 +7,7 @@ mod prime;
 mod strip;
 mod taco;
 
-pub use judge::{judge_tokens_equal, tokens_equal};
+pub use judge::{judge_bytes_equal, judge_output_equal, judge_tokens_equal, tokens_equal};
 pub use live_code_bench::live_code_bench_equal;
 pub use prime::prime_equal;
 pub use strip::{rstrip_newline_equal, strip_equal};
@@ -55,6 +55,17 @@ impl OutputComparison {
         }
     }
 
+    /// Whether the bytes a program printed are accepted as `expected`. The judge compares
+    /// output that is not valid UTF-8 as bytes; the reference comparators see it decoded
+    /// lossily (the references decode strictly and fail or crash; U+FFFD never equals the
+    /// invalid byte it replaced there either, except where the expected text holds U+FFFD).
+    pub fn matches_bytes(self, actual: &[u8], expected: &str) -> bool {
+        match self {
+            Self::JudgeTokens => judge_output_equal(actual, expected),
+            other => other.matches(&String::from_utf8_lossy(actual), expected),
+        }
+    }
+
     /// One line for `--list-profiles`.
     pub fn describe(self) -> &'static str {
         match self {
@@ -68,7 +79,8 @@ impl OutputComparison {
                 "prime cascade: joined/stripped lines, then per-line allclose(rtol 1e-5, atol 1e-8)"
             }
             Self::JudgeTokens => {
-                "lines of tokens; `.`/exponent numbers within 1e-6 abs or rel; ints and words exact"
+                "lines of tokens; expected decimals within 1e-6 abs or rel; expected integers and \
+                 words exact; invalid UTF-8 compared as bytes"
             }
         }
     }

@@ -1,12 +1,13 @@
 //! The summary `rlvr verify` prints on stderr at the end: jobs, mean score, all-passed rate,
-//! statuses, verdict counts, tests per second.
+//! statuses, verdict counts, tests per second, how many judge functional tests the referee
+//! split, and the tampering seen per kind.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use rlvr_engine::EngineStatistics;
-use rlvr_verify::{JobResult, Verdict};
+use rlvr_verify::{JobResult, TamperCounts, Verdict};
 
 /// Accumulates written results.
 #[derive(Debug, Default)]
@@ -16,6 +17,13 @@ pub(crate) struct Summary {
     score_total: f64,
     all_passed: u64,
     statuses: BTreeMap<String, u64>,
+    /// Tests in which each tamper kind was seen, over all jobs.
+    tampering: TamperCounts,
+    /// Jobs in which anything was seen.
+    tampering_jobs: u64,
+    /// Judge functional tests split by the referee, and run whole.
+    functional_split: usize,
+    functional_unsplit: usize,
 }
 
 impl Summary {
@@ -30,6 +38,12 @@ impl Summary {
             .ok()
             .and_then(|value| value.as_str().map(str::to_owned));
         *self.statuses.entry(status.unwrap_or_default()).or_default() += 1;
+        self.tampering.merge(&result.tampering);
+        self.tampering_jobs += u64::from(!result.tampering.is_empty());
+        if let Some(coverage) = result.functional {
+            self.functional_split += coverage.split;
+            self.functional_unsplit += coverage.unsplit;
+        }
     }
 
     /// Results written.
@@ -77,6 +91,25 @@ impl Summary {
         eprintln!("  status: {}", statuses.join(", "));
         if !verdicts.is_empty() {
             eprintln!("  verdicts: {}", verdicts.join(", "));
+        }
+        let functional = self.functional_split + self.functional_unsplit;
+        if functional > 0 {
+            eprintln!(
+                "  functional tests split by the referee: {} of {functional} ({} ran whole)",
+                self.functional_split, self.functional_unsplit
+            );
+        }
+        if !self.tampering.is_empty() {
+            let kinds: Vec<String> = self
+                .tampering
+                .iter()
+                .map(|(kind, tests)| format!("{} {tests}", kind.name()))
+                .collect();
+            eprintln!(
+                "  tampering (tests per kind, in {} jobs): {}",
+                self.tampering_jobs,
+                kinds.join(", ")
+            );
         }
         let panics = statistics.panics.load(Ordering::Relaxed);
         if panics > 0 {

@@ -1,0 +1,121 @@
+//! Judge functional tests through the engine's referees (issue 12), with the real sandbox: a big
+//! job shared with an idle worker is split and judged by each worker's own referee, with the
+//! same verdicts; the engine's counters see the coverage and the tampering.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+
+use rlvr_engine::{Engine, EngineConfig, Job};
+use rlvr_sandbox::{Sandbox, SandboxConfig};
+use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, TamperKind, TestSuite, Verdict};
+
+fn engine(workers: usize) -> Engine {
+    let sandbox =
+        Sandbox::new(SandboxConfig::default()).expect("the sandbox starts (tests run as root)");
+    Engine::start(
+        sandbox,
+        EngineConfig {
+            workers,
+            queue_capacity: 8,
+        },
+    )
+}
+
+fn job(response: &str, ground_truth: serde_json::Value) -> Job {
+    Job {
+        profile: Arc::new(Profile::named(ProfileName::Judge)),
+        response: format!("```python\n{response}\n```"),
+        suite: TestSuite::from_value(&ground_truth).unwrap(),
+        options: PlanOptions {
+            job_identity: b"split".to_vec(),
+            ..PlanOptions::default()
+        },
+    }
+}
+
+fn score_all(engine: &Engine, jobs: Vec<Job>) -> Vec<JobResult> {
+    let (sender, receiver) = mpsc::channel();
+    let count = jobs.len();
+    for (index, job) in jobs.into_iter().enumerate() {
+        let sender = sender.clone();
+        engine.submit(
+            job,
+            Box::new(move |result| sender.send((index, result)).unwrap()),
+        );
+    }
+    let mut results: Vec<_> = receiver.iter().take(count).collect();
+    results.sort_by_key(|(index, _)| *index);
+    results.into_iter().map(|(_, result)| result).collect()
+}
+
+#[test]
+fn a_big_split_job_shared_between_workers_keeps_its_verdicts() {
+    let engine = engine(2);
+    let count = 100;
+    // Random inputs from an unseeded generator: each worker's referee runs the setup itself,
+    // and each test is judged against the inputs its own child received.
+    let tests: Vec<String> = (0..count)
+        .map(|index| {
+            format!(
+                "import random\nvalue = random.randint(1, 10 ** 6) * 0 + {index}\nassert square(value) == {index} * {index}"
+            )
+        })
+        .collect();
+    let truth = serde_json::json!({ "functional": tests });
+    let slow_square = "import time\ndef square(x):\n    time.sleep(0.01)\n    return x * x";
+    let wrong_at_77 = "def square(x):\n    return x * x if x != 77 else -1";
+    let always = "class Yes:\n    def __eq__(self, other):\n        return True\ndef square(x):\n    return Yes()";
+    let results = score_all(
+        &engine,
+        vec![
+            job(slow_square, truth.clone()),
+            job(wrong_at_77, truth.clone()),
+            job(always, truth),
+        ],
+    );
+    assert_eq!((results[0].passed, results[0].total), (count, count));
+    let coverage = results[0].functional.expect("coverage");
+    assert_eq!((coverage.split, coverage.unsplit), (count, 0));
+    assert_eq!(results[1].passed, count - 1, "exactly test 77 fails");
+    assert_eq!(
+        results[1].tests.as_ref().unwrap()[77].verdict,
+        Verdict::WrongAnswer
+    );
+    assert_eq!(results[2].passed, 0);
+    assert!(
+        engine.statistics().helped_stages.load(Ordering::Relaxed) > 0,
+        "the second worker had nothing queued and should have helped"
+    );
+    assert_eq!(
+        engine.statistics().functional_split.load(Ordering::Relaxed),
+        3 * count as u64
+    );
+    engine.shutdown();
+}
+
+#[test]
+fn the_engine_counts_tampering_per_kind() {
+    let engine = engine(1);
+    let truth = serde_json::json!({"functional": ["assert f(1) == 2", "assert f(2) == 3"]});
+    let introspective = "import sys\ndef f(x):\n    sys._getframe(1)\n    return x + 1";
+    let results = score_all(&engine, vec![job(introspective, truth)]);
+    assert_eq!(
+        results[0].score,
+        Some(1.0),
+        "telemetry never changes a verdict"
+    );
+    assert_eq!(
+        results[0].tampering.count(TamperKind::FrameIntrospection),
+        2
+    );
+    let slot = TamperKind::ALL
+        .iter()
+        .position(|kind| *kind == TamperKind::FrameIntrospection)
+        .unwrap();
+    assert_eq!(
+        engine.statistics().tampering[slot].load(Ordering::Relaxed),
+        2
+    );
+    engine.shutdown();
+}

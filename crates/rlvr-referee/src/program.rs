@@ -1,0 +1,20 @@
+//! The referee program: its own files plus the runner's framing and value codec, so that both
+//! ends of a probe speak one format.
+
+/// The Python source of the referee, in load order.
+pub fn referee_program() -> String {
+    [
+        include_str!("referee/header.py"),
+        rlvr_runner::FRAMING_SOURCE,
+        rlvr_runner::CODEC_SOURCE,
+        include_str!("referee/split.py"),
+        include_str!("referee/judge.py"),
+        include_str!("referee/main.py"),
+    ]
+    .join("\n")
+}
+
+/// Arguments that make the interpreter a referee: isolated mode, no `site`.
+pub fn interpreter_arguments(program: &str) -> [&str; 4] {
+    ["-I", "-S", "-c", program]
+}

@@ -1,0 +1,93 @@
+# The tamper sensor: a CPython audit hook installed in a judge test child before the solution
+# runs. It is telemetry, not a defence (the defences are the referee and the sandbox): it notes,
+# once per kind, what the solution did that an honest program has no reason to do, and writes
+# the kind's name on its own line to a memory file the runner reads after the test.
+#
+# Only operations attributed to the solution count: the nearest Python frame, skipping the
+# standard modules a solution would reach them through (inspect, ctypes, threading, the import
+# system), must run in the solution's `__main__`. Standard modules that inspect frames for their
+# own purposes (namedtuple, enum, typing, traceback formatting an exception) are not the solution.
+
+SENSOR_EVENTS = {
+    "os.kill": "signal",
+    "os.killpg": "signal",
+    "resource.prlimit": "prlimit",
+    "sys._getframe": "frame_introspection",
+    "sys._current_frames": "frame_introspection",
+    "object.__getattr__": "frame_introspection",
+    "sys.settrace": "tracing",
+    "sys.setprofile": "tracing",
+    "gc.get_referrers": "gc_introspection",
+    "gc.get_referents": "gc_introspection",
+    "gc.get_objects": "gc_introspection",
+}
+SENSOR_PASS_THROUGH = frozenset((
+    "inspect", "ctypes", "threading", "importlib._bootstrap", "importlib._bootstrap_external", "dis", "bdb",
+    "pdb", "trace", "cProfile", "profile",
+))
+SENSOR_FRAME_ATTRIBUTES = frozenset(("f_code", "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code",
+                                     "tb_frame", "__code__"))
+
+
+def install_sensor(report_fd, main_namespace):
+    """Adds the audit hook (it cannot be removed); `main_namespace` is the solution's globals."""
+    seen = set()
+    busy = [False]
+    own_pid = os.getpid()
+    getframe = sys._getframe
+
+    def from_solution():
+        frame = getframe(2)
+        while frame is not None and frame.f_globals.get("__name__") in SENSOR_PASS_THROUGH:
+            frame = frame.f_back
+        return frame is not None and frame.f_globals is main_namespace
+
+    def hook(event, arguments):
+        kind = SENSOR_EVENTS.get(event)
+        if kind is None:
+            if not event.startswith("ctypes."):
+                return
+            kind = "ctypes"
+        if kind in seen or busy[0]:
+            return
+        busy[0] = True
+        try:
+            if kind == "signal":
+                if arguments[0] in (0, own_pid):
+                    return
+            elif kind == "prlimit":
+                if arguments[0] in (0, own_pid):
+                    return
+            elif event == "object.__getattr__":
+                if arguments[1] not in SENSOR_FRAME_ATTRIBUTES:
+                    return
+            if not from_solution():
+                return
+            seen.add(kind)
+            try:
+                os.write(report_fd, kind.encode() + b"\n")
+            except OSError:
+                pass
+        except Exception:
+            pass
+        finally:
+            busy[0] = False
+
+    sys.addaudithook(hook)
+
+
+SENSOR_KINDS = frozenset(SENSOR_EVENTS.values()) | {"ctypes"}
+
+
+def read_sensor_report(fd):
+    """The kinds a test child reported, in a stable order; lines that name no kind are dropped
+    (the file is the child's to scribble on)."""
+    size = os.fstat(fd).st_size
+    os.lseek(fd, 0, os.SEEK_SET)
+    data = read_exact(fd, min(size, 4096)) if size else b""
+    kinds = set()
+    for line in data.split(b"\n"):
+        text = line.decode("ascii", "replace")
+        if text in SENSOR_KINDS:
+            kinds.add(text)
+    return sorted(kinds)

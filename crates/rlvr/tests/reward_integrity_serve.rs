@@ -1,0 +1,228 @@
+//! Reward integrity through `rlvr serve` (issue 12): the hostile responses of
+//! `tests/fixtures/integrity/attacks.py` through `POST /v1/verify` and open-instruct's
+//! `POST /test_program` must score 0 (they scored 1.0 before), honest ones must pass, and the
+//! tampering they tried must show in the responses and in `/metrics`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// A running `rlvr serve`, killed when dropped.
+struct Served {
+    child: Child,
+    address: String,
+}
+
+impl Served {
+    fn start() -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rlvr"))
+            .args(["serve", "--addr", "127.0.0.1:0", "--workers", "2"])
+            .env("RLVR_SANDBOX_UID", "61240")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("rlvr serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("piped stdout"))
+            .read_line(&mut line)
+            .expect("the bound address is printed first");
+        let address = line
+            .trim()
+            .strip_prefix("http://")
+            .unwrap_or_else(|| panic!("first line is the URL, got {line:?}"))
+            .to_owned();
+        Self { child, address }
+    }
+
+    /// `(status, body)` of one request on a fresh connection.
+    fn request(&self, method: &str, path: &str, body: &str) -> (u16, String) {
+        let mut stream = TcpStream::connect(&self.address).expect("connects");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(120)))
+            .unwrap();
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            self.address,
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(body.as_bytes()).unwrap();
+        let mut raw = Vec::new();
+        let _ = stream.read_to_end(&mut raw);
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP response");
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .expect("a status line");
+        let body = if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
+            dechunk(body)
+        } else {
+            body.to_owned()
+        };
+        (status, body)
+    }
+
+    fn post(&self, path: &str, body: &Value) -> Value {
+        let (status, text) = self.request("POST", path, &body.to_string());
+        assert_eq!(status, 200, "{path}: {text}");
+        serde_json::from_str(&text).unwrap_or_else(|error| panic!("{error}: {text}"))
+    }
+}
+
+impl Drop for Served {
+    /// SIGTERM first (to our own child, by its id): the server drains and removes its
+    /// sandboxes' cgroups; SIGKILL only if it has not exited after ten seconds.
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        for _ in 0..200 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = &rest[size + 2..];
+    }
+    out
+}
+
+/// The job lines of one group of `attacks.py`.
+fn jobs(group: &str) -> Vec<Value> {
+    let python = std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".into());
+    let output = Command::new(python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/integrity/attacks.py"))
+        .arg(group)
+        .output()
+        .expect("python runs");
+    assert!(output.status.success());
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// The code inside a job's fenced response, as open-instruct sends a program.
+fn program(job: &Value) -> String {
+    let response = job["response"].as_str().unwrap();
+    let start = response.find("```python\n").unwrap() + "```python\n".len();
+    let end = response.rfind("\n```").unwrap();
+    response[start..end].to_owned()
+}
+
+fn metric(served: &Served, series: &str) -> f64 {
+    let (_, text) = served.request("GET", "/metrics", "");
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("{series} in {text}"))
+}
+
+/// Issue 12 through `POST /v1/verify` (native) and `POST /test_program` (open-instruct): every
+/// hostile answer scored 1.0 before; now 0, with its tampering in the response and `/metrics`.
+#[test]
+fn issue_12_hostile_answers_score_zero_through_the_server() {
+    let served = Served::start();
+    let hostile = jobs("hostile");
+    let answer = served.post(
+        "/v1/verify",
+        &json!({"jobs": hostile, "profile": "judge", "details": true}),
+    );
+    let results = answer["results"].as_array().unwrap();
+    assert_eq!(results.len(), hostile.len());
+    for result in results {
+        assert_eq!(result["score"], 0.0, "{result}");
+        assert_eq!(result["functional"]["unsplit"], 0, "{result}");
+    }
+    let getframe = results
+        .iter()
+        .find(|result| result["id"] == "getframe")
+        .unwrap();
+    assert!(
+        getframe["tampering"]["frame_introspection"]
+            .as_u64()
+            .unwrap()
+            >= 1
+    );
+
+    for job in &hostile {
+        let tests = &job["ground_truth"]["functional"];
+        let answer = served.post(
+            "/test_program",
+            &json!({"program": program(job), "tests": tests, "max_execution_time": 5.0}),
+        );
+        let passed: Vec<i64> = answer["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|value| value.as_i64().unwrap())
+            .collect();
+        assert!(
+            passed.iter().all(|&value| value == 0),
+            "{}: {answer}",
+            job["id"]
+        );
+        assert_eq!(answer["functional"]["unsplit"], 0, "{answer}");
+    }
+    let frames = served.post(
+        "/test_program",
+        &json!({"program": program(hostile.iter().find(|job| job["id"] == "inspect").unwrap()),
+                "tests": ["assert square(2) == 4"]}),
+    );
+    assert_eq!(frames["tampering"]["frame_introspection"], 1, "{frames}");
+
+    assert!(
+        metric(
+            &served,
+            "rlvr_tampering_total{kind=\"frame_introspection\"}"
+        ) >= 2.0
+    );
+    assert!(metric(&served, "rlvr_tampering_total{kind=\"tracing\"}") >= 1.0);
+    assert!(metric(&served, "rlvr_functional_tests_total{split=\"true\"}") >= 36.0);
+}
+
+#[test]
+fn honest_answers_pass_through_the_server() {
+    let served = Served::start();
+    let honest = jobs("honest");
+    let answer = served.post("/v1/verify", &json!({"jobs": honest}));
+    for result in answer["results"].as_array().unwrap() {
+        assert_eq!(result["score"], 1.0, "{result}");
+    }
+    for job in &honest {
+        let tests = &job["ground_truth"]["functional"];
+        let answer = served.post(
+            "/test_program",
+            &json!({"program": program(job), "tests": tests, "max_execution_time": 5.0}),
+        );
+        for value in answer["results"].as_array().unwrap() {
+            assert_eq!(value, 1, "{}: {answer}", job["id"]);
+        }
+        assert!(answer.get("tampering").is_none(), "{answer}");
+    }
+    assert_eq!(
+        metric(&served, "rlvr_tampering_total{kind=\"signal\"}"),
+        0.0
+    );
+}

@@ -1,0 +1,219 @@
+//! Reward integrity through `rlvr verify --profile judge` (issue 12, "Wrong answers that
+//! currently score 1.0"): real hostile responses in the real sandbox must score 0, honest ones
+//! 1.0, and the summary and `--details` must show what the hostile ones tried. The responses
+//! are in `tests/fixtures/integrity/attacks.py`; each hostile one scored 1.0 before.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// Sandbox uids of these tests (others run sandbox tests at the same time).
+const UID: &str = "61230";
+
+fn python() -> String {
+    std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/integrity/attacks.py")
+}
+
+/// Writes the job lines of one group of `attacks.py` to a file.
+fn jobs(directory: &Path, group: &str) -> PathBuf {
+    let output = Command::new(python())
+        .arg(fixture())
+        .arg(group)
+        .output()
+        .expect("python runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let path = directory.join(format!("{group}.jsonl"));
+    std::fs::write(&path, &output.stdout).unwrap();
+    path
+}
+
+fn verify(jobs: &Path, arguments: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_rlvr"))
+        .arg("verify")
+        .arg(jobs)
+        .args(["--profile", "judge"])
+        .args(arguments)
+        .env("RLVR_SANDBOX_UID", UID)
+        .output()
+        .expect("rlvr runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn results(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("every result line is JSON"))
+        .collect()
+}
+
+/// Issue 12: every class of the issue's list (always-agreeing objects, reading the caller's
+/// frame, redefining helpers and builtins, tracing jumps, forged completion evidence) scored
+/// 1.0 under the judge; each scores 0 now, through the real sandbox and referee.
+#[test]
+fn issue_12_hostile_functional_answers_score_zero() {
+    let directory = tempfile::tempdir().unwrap();
+    let output = verify(&jobs(directory.path(), "hostile"), &["--details"]);
+    let lines = results(&output);
+    assert!(lines.len() >= 18, "{lines:?}");
+    for line in &lines {
+        assert_eq!(line["status"], "ok", "{line}");
+        assert_eq!(line["score"], 0.0, "a hostile answer scored: {line}");
+        let coverage = &line["functional"];
+        assert_eq!(coverage["unsplit"], 0, "{line}");
+        assert!(coverage["split"].as_u64().unwrap() >= 2, "{line}");
+    }
+    let by_id = |id: &str| {
+        lines
+            .iter()
+            .find(|line| line["id"] == id)
+            .unwrap_or_else(|| panic!("{id} in {lines:?}"))
+    };
+    // What the sensor saw, per job and per test.
+    for (id, kind) in [
+        ("getframe", "frame_introspection"),
+        ("inspect", "frame_introspection"),
+        ("co_consts", "frame_introspection"),
+        ("gc_referrers", "gc_introspection"),
+        ("settrace_jump", "tracing"),
+        ("setprofile", "tracing"),
+        ("forged_completion", "forged_report"),
+    ] {
+        let line = by_id(id);
+        assert!(
+            line["tampering"][kind].as_u64().unwrap_or(0) >= 1,
+            "{kind}: {line}"
+        );
+        let tests = line["tests"].as_array().unwrap();
+        assert!(
+            tests[0]["tampering"]
+                .as_array()
+                .is_some_and(|kinds| kinds.iter().any(|seen| seen == kind)),
+            "{kind}: {line}"
+        );
+    }
+    assert!(by_id("always_eq").get("tampering").is_none());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("functional tests split by the referee:")
+            && stderr.contains("tampering (tests per kind")
+            && stderr.contains("frame_introspection")
+            && stderr.contains("forged_report"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn honest_functional_answers_still_pass() {
+    let directory = tempfile::tempdir().unwrap();
+    let output = verify(&jobs(directory.path(), "honest"), &["--details"]);
+    for line in results(&output) {
+        assert_eq!(line["score"], 1.0, "an honest answer failed: {line}");
+        assert!(line.get("tampering").is_none(), "{line}");
+    }
+}
+
+/// Issue 12: `1000000.0` was accepted for the expected `1000001` (a relative tolerance applied
+/// to an integer token) and an invalid UTF-8 byte for an expected U+FFFD.
+#[test]
+fn issue_12_stdin_near_integers_and_invalid_bytes_fail() {
+    let directory = tempfile::tempdir().unwrap();
+    for line in results(&verify(&jobs(directory.path(), "stdin"), &[])) {
+        assert_eq!(line["score"], 0.0, "{line}");
+    }
+    for line in results(&verify(&jobs(directory.path(), "stdin-honest"), &[])) {
+        assert_eq!(line["score"], 1.0, "{line}");
+    }
+}
+
+/// A test form the referee cannot split still runs (as before) and is counted as unsplit, in
+/// the result and in the summary.
+#[test]
+fn unsplit_forms_run_whole_and_are_counted() {
+    let directory = tempfile::tempdir().unwrap();
+    let job = serde_json::json!({
+        "id": "loop",
+        "response": "```python\ndef square(x):\n    return x * x\n```",
+        "ground_truth": {"functional": [
+            "assert all(square(x) == x * x for x in range(4))",
+            "assert square(5) == 25",
+        ]},
+    });
+    let path = directory.path().join("loop.jsonl");
+    std::fs::write(&path, format!("{job}\n")).unwrap();
+    let output = verify(&path, &["--details"]);
+    let line = &results(&output)[0];
+    assert_eq!(line["score"], 1.0, "{line}");
+    assert_eq!(
+        line["functional"],
+        serde_json::json!({"split": 1, "unsplit": 1})
+    );
+    assert_eq!(line["tests"][0]["split"], false);
+    assert_eq!(line["tests"][1]["split"], true);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("functional tests split by the referee: 1 of 2 (1 ran whole)"),
+        "{stderr}"
+    );
+}
+
+/// Each kind the sensor and the runner report reaches the result and the summary, for stdin
+/// programs too: a signal to another process, another process's limits, `ctypes`, a death by
+/// SIGSYS; an honest program reports nothing.
+#[test]
+fn tampering_kinds_reach_the_result_and_the_summary() {
+    let directory = tempfile::tempdir().unwrap();
+    let truth = serde_json::json!({"inputs": ["1 2\n"], "outputs": ["3\n"]});
+    let programs = [
+        (
+            "signal",
+            "import os\ntry:\n    os.kill(1, 0)\nexcept OSError:\n    pass\nprint(3)",
+        ),
+        (
+            "prlimit",
+            "import resource\ntry:\n    resource.prlimit(1, resource.RLIMIT_NOFILE)\nexcept OSError:\n    pass\nprint(3)",
+        ),
+        ("ctypes", "import ctypes\nctypes.CDLL(None)\nprint(3)"),
+        (
+            "seccomp_kill",
+            "import os, signal\nprint(3, flush=True)\nos.kill(os.getpid(), signal.SIGSYS)",
+        ),
+        ("honest", "a, b = map(int, input().split())\nprint(a + b)"),
+    ];
+    let lines: Vec<String> = programs
+        .iter()
+        .map(|(id, code)| {
+            serde_json::json!({"id": id, "response": format!("```python\n{code}\n```"), "ground_truth": truth})
+                .to_string()
+        })
+        .collect();
+    let path = directory.path().join("kinds.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let output = verify(&path, &["--details"]);
+    let lines = results(&output);
+    for (line, (kind, _)) in lines.iter().zip(programs) {
+        if kind == "honest" {
+            assert!(line.get("tampering").is_none(), "{line}");
+            assert_eq!(line["score"], 1.0);
+        } else {
+            assert_eq!(line["tampering"][kind], 1, "{kind}: {line}");
+        }
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for kind in ["signal 1", "prlimit 1", "ctypes 1", "seccomp_kill 1"] {
+        assert!(stderr.contains(kind), "{kind}: {stderr}");
+    }
+}
