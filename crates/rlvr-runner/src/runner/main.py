@@ -121,7 +121,16 @@ def main():
             extra = read_exact(REQUEST_FD, header["extra"]).decode("utf-8", "surrogatepass") if header.get("has_extra") else None
             result, stdout, stderr = run_test(state, header, stdin, extra)
             write_frame(result, stdout, stderr)
+        elif operation == "batch_start":
+            inputs = [read_exact(REQUEST_FD, size) for size in header["inputs"]]
+            write_frame(batch_start(state, header, inputs))
+        elif operation == "batch_next":
+            result, stdout, stderr = batch_next(state, header)
+            write_frame(result, stdout, stderr)
+        elif operation == "batch_end":
+            write_frame(batch_end(state))
         elif operation == "reset":
+            batch_end(state)
             report = reset(header)
             if not undumpable:
                 report["ok"] = False

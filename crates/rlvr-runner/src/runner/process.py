@@ -63,6 +63,53 @@ def reseed_random_generators():
             pass
 
 
+def fresh_flags():
+    """`sys.flags` as `python FILE` sets them. The runner starts with `-I -S` (isolated, no
+    site), which a fresh process does not; a program can print `sys.flags` or branch on it."""
+    current = sys.flags
+    names = [name for name in FLAG_NAMES if hasattr(current, name)]
+    fresh = {"isolated": 0, "no_site": 0, "no_user_site": 0, "ignore_environment": 0, "safe_path": False}
+    values = tuple(fresh.get(name, getattr(current, name)) for name in names)
+    namespace = {name: property(lambda self, position=position: tuple.__getitem__(self, position))
+                 for position, name in enumerate(names)}
+    namespace["__repr__"] = lambda self: "sys.flags(" + ", ".join(f"{name}={value!r}" for name, value in zip(names, self)) + ")"
+    namespace["__slots__"] = ()
+    flags_type = type("flags", (tuple,), namespace)
+    flags_type.__module__ = "sys"
+    return flags_type(values)
+
+
+# sys.flags' fields in their order (3.11 and later add to the end).
+FLAG_NAMES = ("debug inspect interactive optimize dont_write_bytecode no_user_site no_site ignore_environment "
+              "verbose bytes_warning quiet hash_randomization isolated dev_mode utf8_mode "
+              "warn_default_encoding safe_path int_max_str_digits gil thread_inherit_context "
+              "context_aware_warnings").split()
+
+
+def report_uncaught(error):
+    """What CPython does with an exception that ends the program: call `sys.excepthook` (the
+    program may have replaced it, e.g. with one that calls `os._exit(0)`) with the traceback
+    starting at the program's frame; a hook that fails is reported and the original printed."""
+    tb = error.__traceback__.tb_next if error.__traceback__ is not None else None
+    hook = getattr(sys, "excepthook", None)
+    if hook is None:
+        try:
+            print("sys.excepthook is missing", file=sys.stderr)
+        except BaseException:
+            pass
+        return
+    try:
+        hook(type(error), error, tb)
+    except BaseException as hook_error:
+        try:
+            print("Error in sys.excepthook:", file=sys.stderr)
+            sys.__excepthook__(type(hook_error), hook_error, hook_error.__traceback__)
+            print("\nOriginal exception was:", file=sys.stderr)
+            sys.__excepthook__(type(error), error, tb)
+        except BaseException:
+            pass
+
+
 def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, harness=None, stdin_text=""):
     """In the forked child: become a fresh `python FILE` and never return."""
     status = 1
@@ -86,19 +133,25 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
         main.__dict__.update({"__file__": filename, "__builtins__": builtins, "__cached__": None})
         sys.modules["__main__"] = main
         sys.argv = [filename]
+        sys.flags = fresh_flags()
+        # A fresh `python FILE` in the references' environment has unbuffered output off.
+        os.environ.pop("PYTHONUNBUFFERED", None)
         gc.enable()
         try:
             if harness is not None:
-                # The references' process-level stdin is not the test input, and writes to the
-                # real stdout (through the module-level `stdout` alias) are not captured.
+                # One test of an in-process reference (the batch child runs many the same way):
+                # the harness captures the answer; the real stdout is not part of it.
                 sys.stdin = io.StringIO("")
-                builtins.exit = builtins.quit = None
-                real_stdout = sys.stdout
+                answer_stream = sys.stdout
                 sys.stdout = open(os.devnull, "w")
-                for code in units:
-                    exec(code, main.__dict__)
-                sys.stdout = real_stdout
-                run_in_harness(harness, main.__dict__, stdin_text)
+                module = harness_module(harness)
+                entry = harness_entry(units, harness, module.__dict__)
+                printed, failure = captured_call(entry, stdin_text)
+                answer_stream.write(printed)
+                sys.stdout = answer_stream
+                if failure is not None:
+                    sys.stderr.write(failure)
+                    raise SystemExit(1)
             else:
                 for code in units:
                     exec(code, main.__dict__)
@@ -110,11 +163,11 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
             status = exit_status(error)
             completed = False
         except BaseException as error:
-            # Print the traceback as `python FILE` would: without this runner's own frame.
-            traceback.print_exception(type(error), error, error.__traceback__.tb_next)
+            report_uncaught(error)
             status = 1
             completed = False
-        # What `Py_FinalizeEx` does before flushing: join non-daemon threads, run atexit.
+        # What `Py_FinalizeEx` does next: join non-daemon threads, run atexit handlers (last
+        # registered first), then flush the standard streams unless the program closed them.
         try:
             threading._shutdown()
         except BaseException:
@@ -123,7 +176,6 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
             atexit._run_exitfuncs()
         except BaseException:
             pass
-        # Interpreter shutdown flushes the standard streams unless the program closed them.
         try:
             if not sys.stdout.closed:
                 sys.stdout.flush()
@@ -142,4 +194,3 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
                 pass
     finally:
         os._exit(status)
-
