@@ -14,8 +14,8 @@ use crate::sharing::{self, HelpBoard, SharedStage};
 use rlvr_runner::{Harness, Outcome, Runner, RunnerError, TestLimits, TestReport};
 use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec, WORK_DIRECTORY};
 use rlvr_verify::{
-    ExecutionPlan, ExecutionResult, JobRun, Profile, StageCondition, TestProgram, TestRun, Verdict,
-    judge_test,
+    ExecutionPlan, ExecutionResult, JobRun, Profile, Stage, StageCondition, TestProgram, TestRun,
+    Verdict, judge_test,
 };
 
 /// Memory the runner process itself may use on top of a test's limit (interpreter, preloaded
@@ -47,9 +47,9 @@ struct SessionKey {
 }
 
 impl SessionKey {
-    fn of(profile: &Profile, plan: &ExecutionPlan) -> Self {
+    fn of(plan: &ExecutionPlan) -> Self {
         Self {
-            harness: harness(profile),
+            harness: harness(plan.runner),
             preload: plan.required_modules.clone(),
             memory_bytes: plan.limits.memory_bytes,
         }
@@ -94,7 +94,7 @@ impl<'a> Executor<'a> {
     ) -> JobRun {
         let started = Instant::now();
         let job_deadline = started + plan.limits.job_deadline;
-        let key = SessionKey::of(profile, plan);
+        let key = SessionKey::of(plan);
         let session = self.reusable_session(&key);
         let mut job = JobExecution {
             sandbox: self.sandbox,
@@ -130,6 +130,16 @@ impl<'a> Executor<'a> {
                 continue;
             }
             let stage_deadline = stage.budget.map(|budget| Instant::now() + budget);
+            if stage.shared_process && harness(plan.runner).is_some() {
+                let deadline = stage_deadline.map_or(job_deadline, |stage_deadline| {
+                    stage_deadline.min(job_deadline)
+                });
+                let (runs, job_deadline_hit) =
+                    job.run_batch_stage(stage, deadline, job_deadline, self.cancelled);
+                run.deadline_exceeded |= job_deadline_hit;
+                run.stages.push(runs);
+                continue;
+            }
             let mut runs = Vec::with_capacity(stage.programs.len());
             let mut stop = false;
             for &program_index in &stage.programs {
@@ -176,7 +186,7 @@ impl<'a> Executor<'a> {
 impl Executor<'_> {
     /// Runs tests of another worker's shared stage until none is left to claim.
     pub(crate) fn help(&mut self, shared: &SharedStage) {
-        let key = SessionKey::of(&shared.profile, &shared.plan);
+        let key = SessionKey::of(&shared.plan);
         let session = self.reusable_session(&key);
         let mut job = JobExecution {
             sandbox: self.sandbox,
@@ -228,8 +238,8 @@ impl Drop for Executor<'_> {
     }
 }
 
-fn harness(profile: &Profile) -> Option<Harness> {
-    match profile.runner {
+fn harness(runner: rlvr_verify::Runner) -> Option<Harness> {
+    match runner {
         rlvr_verify::Runner::FreshProcess => None,
         rlvr_verify::Runner::PrimeHarness => Some(Harness::Prime),
         rlvr_verify::Runner::LiveCodeBenchHarness => Some(Harness::LiveCodeBench),
@@ -255,7 +265,7 @@ impl JobExecution<'_> {
                     Err(message) => return sandbox_error(message),
                 },
             };
-            match session.run(self.plan, self.profile, program, time_limit) {
+            match session.run(self.plan, program, time_limit) {
                 Ok(result) => return result,
                 Err(failure) => {
                     // The runner died or hung: find out whether the test did it by running out
@@ -285,6 +295,75 @@ impl JobExecution<'_> {
                         ));
                     }
                     tracing::debug!("runner failed ({failure}); restarting it");
+                }
+            }
+        }
+    }
+
+    /// Runs a stage the reference runs in ONE process (prime_code's first pass, rllm's
+    /// LiveCodeBench grader) in one batch child: module-level code once, then the tests in
+    /// order, each within its time and the stage's deadline, stopping at the first failure
+    /// where the scoring allows. A runner that fails mid-stage is replaced and the stage starts
+    /// over in a new child (a stage is one process upstream, so it is never resumed).
+    fn run_batch_stage(
+        &mut self,
+        stage: &Stage,
+        deadline: Instant,
+        job_deadline: Instant,
+        cancelled: &AtomicBool,
+    ) -> (Vec<TestRun>, bool) {
+        let skipped = TestRun {
+            verdict: Verdict::Skipped,
+            wall_time: None,
+        };
+        loop {
+            let session = match self.session.as_mut() {
+                Some(session) => session,
+                None => match self.start_session() {
+                    Ok(session) => self.session.insert(session),
+                    Err(message) => {
+                        let mut runs = vec![skipped; stage.programs.len()];
+                        if let Some(first) = runs.first_mut() {
+                            first.verdict = judge_test(
+                                self.profile,
+                                &self.plan.programs[stage.programs[0]],
+                                &sandbox_error(message),
+                            );
+                        }
+                        return (runs, false);
+                    }
+                },
+            };
+            match session.run_batch(self.plan, self.profile, stage, deadline, cancelled) {
+                Ok(runs) => {
+                    let job_deadline_hit = Instant::now() >= job_deadline
+                        && runs.iter().any(|test| test.verdict == Verdict::Timeout);
+                    return (runs, job_deadline_hit);
+                }
+                Err((failure, position)) => {
+                    let session = self.session.take().expect("a session was running");
+                    let out_of_memory = session.finish_after_failure();
+                    self.restarts += 1;
+                    let verdict = if out_of_memory {
+                        Some(Verdict::MemoryLimit)
+                    } else if matches!(failure, RunnerError::Deadline) {
+                        Some(Verdict::Timeout)
+                    } else if self.restarts > MAX_RUNNER_RESTARTS {
+                        Some(Verdict::SandboxError)
+                    } else {
+                        tracing::debug!("runner failed in a batch ({failure}); starting over");
+                        None
+                    };
+                    if let Some(verdict) = verdict {
+                        let mut runs = vec![skipped; stage.programs.len()];
+                        for run in &mut runs[..position] {
+                            // Tests before the failure passed (a failure would have stopped
+                            // the stage or been reported).
+                            run.verdict = Verdict::Pass;
+                        }
+                        runs[position].verdict = verdict;
+                        return (runs, false);
+                    }
                 }
             }
         }
@@ -333,24 +412,11 @@ impl Session {
     fn run(
         &mut self,
         plan: &ExecutionPlan,
-        profile: &Profile,
         program: &TestProgram,
         time_limit: Duration,
     ) -> Result<ExecutionResult, RunnerError> {
-        if self.loaded.as_deref() != Some(program.source.as_str()) {
-            let report = self.runner.load(
-                &[program.source.as_str()],
-                "solution.py",
-                &plan.required_modules,
-                harness(profile),
-            )?;
-            if !report.ok {
-                return Ok(sandbox_error(format!(
-                    "the sandbox interpreter cannot import what this profile needs: {}",
-                    report.preload_errors.join("; ")
-                )));
-            }
-            self.loaded = Some(program.source.clone());
+        if let Some(error) = self.ensure_loaded(plan, program)? {
+            return Ok(error);
         }
         let limits = TestLimits {
             wall_ms: u64::try_from(time_limit.as_millis())
@@ -366,6 +432,115 @@ impl Session {
         let out_of_memory = kills > self.out_of_memory_kills;
         self.out_of_memory_kills = kills;
         Ok(execution_result(report, out_of_memory))
+    }
+
+    /// Loads the plan's program (once per source) under its harness.
+    fn ensure_loaded(
+        &mut self,
+        plan: &ExecutionPlan,
+        program: &TestProgram,
+    ) -> Result<Option<ExecutionResult>, RunnerError> {
+        if self.loaded.as_deref() != Some(program.source.as_str()) {
+            let report = self.runner.load(
+                &[program.source.as_str()],
+                "solution.py",
+                &plan.required_modules,
+                harness(plan.runner),
+            )?;
+            if !report.ok {
+                return Ok(Some(sandbox_error(format!(
+                    "the sandbox interpreter cannot import what this profile needs: {}",
+                    report.preload_errors.join("; ")
+                ))));
+            }
+            self.loaded = Some(program.source.clone());
+        }
+        Ok(None)
+    }
+
+    /// One batch stage (see [`JobExecution::run_batch_stage`]); on a runner failure, the
+    /// error and the position of the test that was running.
+    fn run_batch(
+        &mut self,
+        plan: &ExecutionPlan,
+        profile: &Profile,
+        stage: &Stage,
+        deadline: Instant,
+        cancelled: &AtomicBool,
+    ) -> Result<Vec<TestRun>, (RunnerError, usize)> {
+        let skipped = TestRun {
+            verdict: Verdict::Skipped,
+            wall_time: None,
+        };
+        let mut runs = vec![skipped; stage.programs.len()];
+        let Some(&first) = stage.programs.first() else {
+            return Ok(runs);
+        };
+        let first_program = &plan.programs[first];
+        match self.ensure_loaded(plan, first_program) {
+            Ok(Some(error)) => {
+                runs[0].verdict = judge_test(profile, first_program, &error);
+                return Ok(runs);
+            }
+            Ok(None) => {}
+            Err(error) => return Err((error, 0)),
+        }
+        let inputs: Vec<&[u8]> = stage
+            .programs
+            .iter()
+            .map(|&index| {
+                plan.programs[index]
+                    .stdin
+                    .as_deref()
+                    .unwrap_or("")
+                    .as_bytes()
+            })
+            .collect();
+        let limits = TestLimits {
+            wall_ms: 0,
+            cpu_seconds: stage.time_per_test.as_secs() + 1,
+            output_bytes: plan.limits.output_bytes,
+            address_space_bytes: plan.limits.memory_bytes.unwrap_or(0),
+        };
+        self.runner
+            .batch_start(&inputs, limits)
+            .map_err(|error| (error, 0))?;
+        for (position, &program_index) in stage.programs.iter().enumerate() {
+            if cancelled.load(Ordering::Relaxed) {
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                runs[position] = TestRun {
+                    verdict: Verdict::Timeout,
+                    wall_time: None,
+                };
+                break;
+            }
+            let time_limit = stage.time_per_test.min(deadline - now);
+            let wall_ms = u64::try_from(time_limit.as_millis())
+                .unwrap_or(u64::MAX)
+                .max(1);
+            let report = self
+                .runner
+                .batch_next(wall_ms)
+                .map_err(|error| (error, position))?;
+            let kills = self.process.usage().out_of_memory_kills;
+            let out_of_memory = kills > self.out_of_memory_kills;
+            self.out_of_memory_kills = kills;
+            let program = &plan.programs[program_index];
+            let result = execution_result(report, out_of_memory);
+            let verdict = judge_test(profile, program, &result);
+            runs[position] = TestRun {
+                verdict,
+                wall_time: result.wall_time,
+            };
+            if verdict != Verdict::Pass && stage.may_stop_at_first_failure {
+                break;
+            }
+        }
+        self.runner.batch_end().map_err(|error| (error, 0))?;
+        Ok(runs)
     }
 
     /// Asks the runner to exit, then kills and reaps the sandbox (dropping does both).

@@ -129,7 +129,29 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
         ));
     };
 
+    if profile.name == ProfileName::Prime && matches!(suite.tests, Tests::Functional(_)) {
+        // prime_code reads `test_cases["inputs"]`, which a functional record lacks: the
+        // KeyError is caught and the response scores False (0.0) without running anything.
+        return Plan::Finished(JobResult::early(
+            profile.name,
+            Status::Ok,
+            0.0,
+            Some(PRIME_FUNCTIONAL_REASON.to_owned()),
+        ));
+    }
+
     let mut limits = profile.limits;
+    let mut runner = profile.runner;
+    let mut exit_code_policy = profile.exit_code_policy;
+    let rllm_functional =
+        profile.name == ProfileName::Rllm && matches!(suite.tests, Tests::Functional(_));
+    if rllm_functional {
+        // rllm's leetcode path: one real process (firejail, 30 s, 4 GiB, as Code-R1's line),
+        // passing iff it exits 0; not the in-process LiveCodeBench harness.
+        limits = Limits::code_r1();
+        runner = Runner::FreshProcess;
+        exit_code_policy = ExitCodePolicy::RequireZero;
+    }
     if profile.name == ProfileName::Klear
         && let Some(seconds) = suite.time_limit_seconds
     {
@@ -152,21 +174,23 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
         &options.job_identity,
     );
     let programs = build_programs(profile, &code, suite, &selected, options);
-    let stages = build_stages(profile, &programs, &limits, options.time_limit);
-    if profile.name == ProfileName::Rllm {
+    let stages = build_stages(profile, &programs, &limits, options.time_limit, runner);
+    if profile.name == ProfileName::Rllm && !rllm_functional {
         // rllm's LiveCodeBench grader joins its worker after (timeout + 1) * n + 5 seconds.
         let seconds = (limits.time_per_test.as_secs_f64() + 1.0) * programs.len() as f64 + 5.0;
         limits.job_deadline = Duration::from_secs_f64(seconds);
     }
-    let needs_scientific = programs
-        .iter()
-        .any(|program| program.source.contains("import pandas as pd"));
+    // rllm's in-process harness puts its import block (numpy, pandas) before every program.
+    let needs_scientific = runner == Runner::LiveCodeBenchHarness
+        || programs
+            .iter()
+            .any(|program| program.source.contains("import pandas as pd"));
     Plan::Execute(ExecutionPlan {
         profile: profile.name,
         programs,
         stages,
-        runner: profile.runner,
-        exit_code_policy: profile.exit_code_policy,
+        runner,
+        exit_code_policy,
         comparison: profile.comparison,
         scoring: profile.scoring,
         limits,
@@ -199,7 +223,7 @@ fn build_programs(
                 test_index: index,
                 source: code.to_owned(),
                 stdin: Some(profile.value_join.render(&tests[index].input)),
-                expected: Some(profile.value_join.render(&tests[index].output)),
+                expected: Some(profile.value_join.render_output(&tests[index].output)),
                 sentinel: None,
             })
             .collect(),
@@ -261,10 +285,12 @@ fn build_stages(
     programs: &[TestProgram],
     limits: &Limits,
     time_override: Option<Duration>,
+    runner: Runner,
 ) -> Vec<Stage> {
     let every_program: Vec<usize> = (0..programs.len()).collect();
     if profile.scoring == Scoring::PrimeFirstTen {
-        // Pass 1: all tests in one process, 5 s each, joined after 6 s in total.
+        // verl's plan: pass 1 runs all tests in ONE process, 5 s each, joined after 6 s in
+        // total, and stops at the first failure.
         let first_pass_time = time_override.unwrap_or(Duration::from_secs(5));
         let first_pass = Stage {
             programs: every_program,
@@ -274,7 +300,8 @@ fn build_stages(
             may_stop_at_first_failure: true,
             run_if: StageCondition::Always,
         };
-        // Pass 2: the first ten tests, each in its own process, 10 s each.
+        // Pass 2, only when pass 1 did not pass everything: the first ten tests, each in its
+        // own process, 10 s each.
         let second_pass = Stage {
             programs: (0..programs.len().min(PRIME_SCORED_TESTS)).collect(),
             time_per_test: limits.time_per_test,
@@ -289,8 +316,14 @@ fn build_stages(
         programs: every_program,
         time_per_test: limits.time_per_test,
         budget: None,
-        shared_process: false,
+        // rllm's LiveCodeBench grader runs every test in one process too, stopping at the
+        // first failure (its job deadline is the `(6 + 1) n + 5` s join).
+        shared_process: runner == Runner::LiveCodeBenchHarness,
         may_stop_at_first_failure: profile.scoring.is_all_or_nothing(),
         run_if: StageCondition::Always,
     }]
 }
+
+/// Why prime scores a functional record 0.0 without running it.
+pub const PRIME_FUNCTIONAL_REASON: &str =
+    "prime_code reads test_cases[\"inputs\"]: a functional record raises KeyError and scores 0.0";

@@ -140,8 +140,8 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
         try:
             if harness is not None:
                 # One test of an in-process reference (the batch child runs many the same way):
-                # the harness captures the answer; the real stdout is not part of it.
-                sys.stdin = io.StringIO("")
+                # the process's own stdin is empty, the harness captures the answer, and the
+                # real stdout (a module-level `stdout` alias writes there) is not part of it.
                 answer_stream = sys.stdout
                 sys.stdout = open(os.devnull, "w")
                 module = harness_module(harness)
