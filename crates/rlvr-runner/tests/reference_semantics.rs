@@ -34,7 +34,7 @@ const LIMITS: TestLimits = TestLimits {
 
 /// Loads `source` under `harness` and runs every input in one batch child.
 fn batch(harness: Harness, source: &str, inputs: &[&str]) -> Vec<TestReport> {
-    let (mut child, mut runner) = start();
+    let (child, mut runner) = start();
     let preload: &[&str] = match harness {
         Harness::LiveCodeBench => &["numpy", "pandas"],
         Harness::Prime => &[],
