@@ -32,8 +32,8 @@ const SIGXCPU: i32 = 24;
 struct Session {
     process: SandboxedProcess,
     runner: Runner,
-    /// The source currently compiled in the runner.
-    loaded: Option<String>,
+    /// The source currently compiled in the runner, and the name it runs under.
+    loaded: Option<(String, &'static str)>,
     /// OOM kills in the sandbox's cgroup seen so far.
     out_of_memory_kills: u64,
 }
@@ -130,12 +130,41 @@ impl<'a> Executor<'a> {
                 continue;
             }
             let stage_deadline = stage.budget.map(|budget| Instant::now() + budget);
-            if stage.shared_process && harness(plan.runner).is_some() {
+            if harness(plan.runner).is_some() {
+                // An in-process reference runs a stage in one process (shared_process) or each
+                // test in a process of its own (prime's second pass): one batch child per
+                // process either way, so both behave exactly like the reference's child.
                 let deadline = stage_deadline.map_or(job_deadline, |stage_deadline| {
                     stage_deadline.min(job_deadline)
                 });
-                let (runs, job_deadline_hit) =
-                    job.run_batch_stage(stage, deadline, job_deadline, self.cancelled);
+                let (runs, job_deadline_hit) = if stage.shared_process {
+                    job.run_batch_stage(stage, deadline, job_deadline, self.cancelled)
+                } else {
+                    let mut runs = Vec::with_capacity(stage.programs.len());
+                    let mut job_deadline_hit = false;
+                    for &program in &stage.programs {
+                        if runs
+                            .iter()
+                            .any(|test: &TestRun| test.verdict != Verdict::Pass)
+                            && stage.may_stop_at_first_failure
+                        {
+                            runs.push(TestRun {
+                                verdict: Verdict::Skipped,
+                                wall_time: None,
+                            });
+                            continue;
+                        }
+                        let alone = Stage {
+                            programs: vec![program],
+                            ..stage.clone()
+                        };
+                        let (mut one, hit) =
+                            job.run_batch_stage(&alone, deadline, job_deadline, self.cancelled);
+                        job_deadline_hit |= hit;
+                        runs.append(&mut one);
+                    }
+                    (runs, job_deadline_hit)
+                };
                 run.deadline_exceeded |= job_deadline_hit;
                 run.stages.push(runs);
                 continue;
@@ -440,10 +469,17 @@ impl Session {
         plan: &ExecutionPlan,
         program: &TestProgram,
     ) -> Result<Option<ExecutionResult>, RunnerError> {
-        if self.loaded.as_deref() != Some(program.source.as_str()) {
+        let filename = plan.program_filename(program);
+        let loaded = self
+            .loaded
+            .as_ref()
+            .is_some_and(|(source, loaded_filename)| {
+                source == &program.source && *loaded_filename == filename
+            });
+        if !loaded {
             let report = self.runner.load(
                 &[program.source.as_str()],
-                "solution.py",
+                filename,
                 &plan.required_modules,
                 harness(plan.runner),
             )?;
@@ -453,7 +489,7 @@ impl Session {
                     report.preload_errors.join("; ")
                 ))));
             }
-            self.loaded = Some(program.source.clone());
+            self.loaded = Some((program.source.clone(), filename));
         }
         Ok(None)
     }

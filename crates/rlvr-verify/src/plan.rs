@@ -101,6 +101,25 @@ pub struct ExecutionPlan {
     pub required_modules: Vec<&'static str>,
 }
 
+/// Code-R1 runs a program shorter than this as `python3 -c CODE`, longer ones from a file.
+const CODE_R1_COMMAND_LINE_LIMIT: usize = 1024 * 3;
+
+impl ExecutionPlan {
+    /// The name the reference runs `program` under, which the runner reproduces: `"-c"` for
+    /// `python -c CODE` (Code-R1 below 3 KiB of source: no `__file__`, `sys.argv == ["-c"]`,
+    /// no flush before an uncaught exception is handled), else a script file name.
+    pub fn program_filename(&self, program: &TestProgram) -> &'static str {
+        if self.profile == ProfileName::CodeR1
+            && self.runner == Runner::FreshProcess
+            && program.source.len() < CODE_R1_COMMAND_LINE_LIMIT
+        {
+            "-c"
+        } else {
+            "solution.py"
+        }
+    }
+}
+
 /// What a job needs: nothing more (the result is known) or an execution.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Plan {

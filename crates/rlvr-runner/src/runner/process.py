@@ -129,8 +129,13 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
             resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
         fresh_standard_streams()
         reseed_random_generators()
+        # `python -c CODE` (filename "-c", as Code-R1 runs short programs) has no `__file__`,
+        # `sys.argv == ["-c"]`, and does not flush before handling an uncaught exception.
+        command_mode = filename == "-c"
         main = types.ModuleType("__main__")
-        main.__dict__.update({"__file__": filename, "__builtins__": builtins, "__cached__": None})
+        main.__dict__.update({"__builtins__": builtins, "__cached__": None})
+        if not command_mode:
+            main.__dict__["__file__"] = filename
         sys.modules["__main__"] = main
         sys.argv = [filename]
         sys.flags = fresh_flags()
@@ -139,19 +144,27 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
         gc.enable()
         try:
             if harness is not None:
-                # One test of an in-process reference (the batch child runs many the same way):
-                # the process's own stdin is empty, the harness captures the answer, and the
-                # real stdout (a module-level `stdout` alias writes there) is not part of it.
-                answer_stream = sys.stdout
-                sys.stdout = open(os.devnull, "w")
+                # One test of an in-process reference, as one batch child test: the process's
+                # own stdin is empty; only what the harness captures is the answer, so fd 1
+                # (os.write(1, ...), a module-level `stdout` alias) goes nowhere; and the
+                # reference's process ends with os._exit (no atexit handlers).
+                answer_fd = os.dup(1)
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 1)
+                os.close(null)
+                sys.stdout = open(1, "w", closefd=False)
                 module = harness_module(harness)
-                entry = harness_entry(units, harness, module.__dict__)
-                printed, failure = captured_call(entry, stdin_text)
-                answer_stream.write(printed)
-                sys.stdout = answer_stream
+                try:
+                    entry = harness_entry(units, harness, module.__dict__)
+                    printed, failure = captured_call(entry, stdin_text)
+                except BaseException as error:
+                    printed, failure = "", "".join(traceback.format_exception(type(error), error, error.__traceback__))
+                write_all(answer_fd, printed.encode("utf-8", "surrogateescape"))
                 if failure is not None:
-                    sys.stderr.write(failure)
-                    raise SystemExit(1)
+                    write_all(2, failure.encode("utf-8", "backslashreplace"))
+                    os._exit(1)
+                os.write(marker_fd, marker)
+                os._exit(0)
             else:
                 for code in units:
                     exec(code, main.__dict__)
@@ -159,13 +172,25 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
                     exec(extra, main.__dict__)
             status = 0
             completed = True
-        except SystemExit as error:
-            status = exit_status(error)
-            completed = False
+            ending = None
         except BaseException as error:
-            report_uncaught(error)
-            status = 1
             completed = False
+            ending = error
+        if not command_mode:
+            # `python FILE` flushes stdout and stderr as soon as the program's code returns,
+            # before an exception is handled (so output survives an excepthook or an atexit
+            # handler that calls os._exit); errors are ignored there.
+            for stream in (sys.stderr, sys.stdout):
+                try:
+                    if not stream.closed:
+                        stream.flush()
+                except BaseException:
+                    pass
+        if isinstance(ending, SystemExit):
+            status = exit_status(ending)
+        elif ending is not None:
+            report_uncaught(ending)
+            status = 1
         # What `Py_FinalizeEx` does next: join non-daemon threads, run atexit handlers (last
         # registered first), then flush the standard streams unless the program closed them.
         try:
