@@ -151,24 +151,71 @@ def guard_like_the_reference(harness):
         sys.modules["ctypes"] = None
 
 
-def call_with_mocked_stdin(function, text):
-    """Calls the program the way both references do: `open` returns the input; `sys.stdin`
-    becomes a StringIO of it; and, patched FIRST on the stdin object of that moment (which a
-    module-level `from sys import *` or `stdin = sys.stdin` also holds), `readline` returns the
-    next line without its newline, `readlines` and `read` the whole input. `SystemExit` ends the
-    call normally."""
-    from unittest.mock import mock_open, patch
+class LazyMockOpen:
+    """Stands for `unittest.mock.mock_open(read_data=text)`, the `open` both references install
+    for every test, but builds that mock only when the program first uses `open` (building it
+    costs milliseconds, which dominated a test's cost, and most programs never call it). Calls,
+    attributes and repr go to the real mock, so `open(0).read()`, `with open(...)`, iteration
+    and `open.call_args` behave as upstream."""
 
+    __slots__ = ("_text", "_mock")
+
+    def __init__(self, text):
+        self._text = text
+        self._mock = None
+
+    def _real(self):
+        if self._mock is None:
+            from unittest.mock import mock_open
+
+            self._mock = mock_open(read_data=self._text)
+        return self._mock
+
+    def __call__(self, *arguments, **keywords):
+        return self._real()(*arguments, **keywords)
+
+    def __getattr__(self, name):
+        return getattr(self._real(), name)
+
+    def __repr__(self):
+        return repr(self._real())
+
+
+NOT_SET = object()
+PATCHED_READERS = ("read", "readlines", "readline")
+
+
+def call_with_mocked_stdin(function, text):
+    """Calls the program the way both references do (their stack of `unittest.mock.patch`
+    decorators, applied here directly, which is the same in effect and a hundred times
+    cheaper): first, on the stdin object of that moment (which a module-level
+    `from sys import *` or `stdin = sys.stdin` also holds), `read` and `readlines` return the
+    whole input and `readline` the next line WITHOUT its newline; then `sys.stdin` becomes a
+    StringIO of the input and `open` a mock returning it. Everything is put back afterwards
+    (attributes the object did not have of its own are deleted again). `SystemExit` ends the
+    call normally."""
     lines = iter(text.split("\n"))
-    with patch("sys.stdin.read", lambda *arguments: text), \
-            patch("sys.stdin.readlines", lambda *arguments: text.split("\n")), \
-            patch("sys.stdin.readline", lambda *arguments: next(lines)), \
-            patch("sys.stdin", io.StringIO(text)), \
-            patch("builtins.open", mock_open(read_data=text)):
-        try:
-            return function()
-        except SystemExit:
-            pass
+    stdin = sys.stdin
+    own = getattr(stdin, "__dict__", {})
+    saved = [(name, own.get(name, NOT_SET)) for name in PATCHED_READERS]
+    stdin.read = lambda *arguments: text
+    stdin.readlines = lambda *arguments: text.split("\n")
+    stdin.readline = lambda *arguments: next(lines)
+    opener = builtins.open
+    sys.stdin = io.StringIO(text)
+    builtins.open = LazyMockOpen(text)
+    try:
+        return function()
+    except SystemExit:
+        pass
+    finally:
+        builtins.open = opener
+        sys.stdin = stdin
+        for name, value in reversed(saved):
+            if value is NOT_SET:
+                delattr(stdin, name)
+            else:
+                setattr(stdin, name, value)
 
 
 def harness_entry(units, harness, namespace):
