@@ -14,6 +14,10 @@ lengths the header names. Requests:
          "memory_bytes":int}  + stdin bytes + extra source
         forks a child that runs the units then the extra source as `__main__` would, in a fresh
         copy of the interpreter state, and reports how it ended
+  batch_start {"op":"batch_start","inputs":[n,...],"cpu_s":int,"output_bytes":int,"memory_bytes":int}
+        + inputs: forks ONE child for a harness stage (prime, rllm), which loads the program once
+  batch_next {"op":"batch_next","wall_ms":int}: the child runs the next test; reported as `run`
+  batch_end  {"op":"batch_end"}: the child and everything it started are killed
   exit  {"op":"exit"}
 
 Expected outputs never enter the sandbox: the comparison happens in Rust.
