@@ -75,7 +75,8 @@ def w2(out, limit=None):
 
 
 # W3 problems: (name, right solution, wrong solution, slow solution, input maker, answer).
-# The slow solution is quadratic: it passes small tests and times out on the large ones.
+# The slow solution is a quadratic pure-Python loop: it passes the small tests and runs out of
+# time (prime's 5 s, rllm's 6 s) on the first large one.
 W3_PROBLEMS = [
     ("sum",
      "import sys\ndata = sys.stdin.read().split()\nprint(sum(map(int, data[1:])))",
@@ -86,21 +87,22 @@ W3_PROBLEMS = [
     ("max-prefix",
      "n = int(input())\nvalues = list(map(int, input().split()))\nbest = current = 0\nfor value in values:\n    current += value\n    best = max(best, current)\nprint(best)",
      "n = int(input())\nvalues = list(map(int, input().split()))\nprint(max(values))",
-     "n = int(input())\nvalues = list(map(int, input().split()))\nprint(max([0] + [sum(values[:k]) for k in range(1, n + 1)]))",
+     "n = int(input())\nvalues = list(map(int, input().split()))\nbest = 0\nfor k in range(1, n + 1):\n    current = 0\n    for value in values[:k]:\n        current += value\n    best = max(best, current)\nprint(best)",
      lambda values: f"{len(values)}\n{' '.join(map(str, values))}\n",
      lambda values: f"{max([0] + list(__import__('itertools').accumulate(values)))}\n"),
     ("distinct-sorted",
      "import sys\ninput()\nvalues = sorted(set(sys.stdin.readline().split(), ), key=int)\nprint(len(values))\nprint(' '.join(values[:10]))",
      "import sys\ninput()\nvalues = sorted(set(sys.stdin.readline().split()))\nprint(len(values))\nprint(' '.join(values[:10]))",
-     "input()\nvalues = []\nfor token in input().split():\n    if token not in values:\n        values.append(token)\nvalues.sort(key=int)\nprint(len(values))\nprint(' '.join(values[:10]))",
+     "input()\nvalues = []\nfor token in input().split():\n    seen = False\n    for value in values:\n        if value == token:\n            seen = True\n    if not seen:\n        values.append(token)\nvalues.sort(key=int)\nprint(len(values))\nprint(' '.join(values[:10]))",
      lambda values: f"{len(values)}\n{' '.join(map(str, values))}\n",
      lambda values: f"{len(set(values))}\n{' '.join(map(str, sorted(set(values))[:10]))}\n"),
 ]
 
 
 def w3(out, seed=3):
-    """12 jobs per problem kind: 8 right, 2 wrong, 2 slow; 20 tests each, the first ten small
-    (so prime's second pass, which scores them, is cheap), the last ten with 20,000 numbers."""
+    """12 jobs per problem kind: 9 right, 2 wrong, 1 slow (quadratic: it passes the small tests
+    and runs out of time on the first large one); 20 tests each, the first ten small (so
+    prime's second pass, which scores them, is cheap), the last ten with 20,000 numbers."""
     generator = random.Random(seed)
     with open(out, "w") as handle:
         for name, right, wrong, slow, make_input, answer in W3_PROBLEMS:
@@ -110,7 +112,7 @@ def w3(out, seed=3):
                 values = [generator.randint(-10**6, 10**6) for _ in range(size)]
                 tests.append((make_input(values), answer(values)))
             ground_truth = {"inputs": [test[0] for test in tests], "outputs": [test[1] for test in tests]}
-            for number, code in enumerate([right] * 8 + [wrong] * 2 + [slow] * 2):
+            for number, code in enumerate([right] * 9 + [wrong] * 2 + [slow]):
                 handle.write(json.dumps({"id": f"w3-{name}-{number}", "response": fenced(code), "ground_truth": ground_truth}) + "\n")
 
 

@@ -114,6 +114,25 @@ def rllm_program(source):
         return source
 
 
+def preload_harness_modules(harness):
+    """Imports, once in the runner, what every batch child of this harness imports (the
+    header's modules, the guard's shutil and subprocess, the mock machinery): forked children
+    then find them in `sys.modules` instead of importing them again for every job."""
+    import importlib
+
+    names = ["shutil", "subprocess", "unittest.mock"]
+    if harness == "prime":
+        names += PRIME_MODULES
+    else:
+        names += ["copy", "string", "math", "collections", "bisect", "heapq", "functools", "random",
+                  "itertools", "operator", "re", "datetime", "time", "typing", "os.path", "io"]
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
 HARNESS_PROGRAMS = {"prime": prime_program, "live_code_bench": rllm_program}
 # The function each harness calls once per test.
 HARNESS_ENTRY = {"prime": "code", "live_code_bench": "wrapped_function"}

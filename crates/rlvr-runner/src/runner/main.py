@@ -12,7 +12,7 @@ def load(state, header, sources):
     state["compile_error"] = None
     state["harness"] = header.get("harness")
     if state["harness"] is not None:
-        import unittest.mock  # noqa: F401  (imported once here, not in every child)
+        preload_harness_modules(state["harness"])
 
         transform = HARNESS_PROGRAMS[state["harness"]]
         try:
