@@ -100,19 +100,21 @@ W3_PROBLEMS = [
 
 
 def w3(out, seed=3):
-    """12 jobs per problem kind: 9 right, 2 wrong, 1 slow (quadratic: it passes the small tests
-    and runs out of time on the first large one); 20 tests each, the first ten small (so
-    prime's second pass, which scores them, is cheap), the last ten with 20,000 numbers."""
+    """Per problem kind: 24 right and 6 wrong jobs, and one slow job for the first kind only
+    (quadratic: it passes the small tests and runs out of time on the first large one): 91
+    jobs, 20 tests each, the first ten small (prime's second pass scores them), the last ten
+    with 20,000 numbers. A job that times out costs every implementation the reference's own
+    limit (5 s under prime_code, 6 s under rllm), so the workload keeps to one."""
     generator = random.Random(seed)
     with open(out, "w") as handle:
-        for name, right, wrong, slow, make_input, answer in W3_PROBLEMS:
+        for kind, (name, right, wrong, slow, make_input, answer) in enumerate(W3_PROBLEMS):
             tests = []
             for index in range(20):
                 size = 50 + index * 5 if index < 10 else 20_000
                 values = [generator.randint(-10**6, 10**6) for _ in range(size)]
                 tests.append((make_input(values), answer(values)))
             ground_truth = {"inputs": [test[0] for test in tests], "outputs": [test[1] for test in tests]}
-            for number, code in enumerate([right] * 9 + [wrong] * 2 + [slow]):
+            for number, code in enumerate([right] * 24 + [wrong] * 6 + ([slow] if kind == 0 else [])):
                 handle.write(json.dumps({"id": f"w3-{name}-{number}", "response": fenced(code), "ground_truth": ground_truth}) + "\n")
 
 
