@@ -465,6 +465,10 @@ impl<'e> JobExecution<'e> {
             };
             match session.run_batch(self.plan, self.profile, stage, deadline, cancelled) {
                 Ok(runs) => {
+                    let compile_error = session.compile_error.clone();
+                    if let Some(compile_error) = compile_error {
+                        self.note(|| format!("the code does not compile: {compile_error}"));
+                    }
                     let job_deadline_hit = Instant::now() >= job_deadline
                         && runs.iter().any(|test| test.verdict == Verdict::Timeout);
                     return (runs, job_deadline_hit);
@@ -677,7 +681,11 @@ impl Session {
             .max();
         let limits = TestLimits {
             wall_ms: 0,
-            cpu_seconds: (stage.time_per_test.as_secs() + 1).min(RUNNER_CPU.as_secs() - 1),
+            cpu_seconds: stage
+                .time_per_test
+                .as_secs()
+                .saturating_add(1)
+                .min(RUNNER_CPU.as_secs() - 1),
             output_bytes: bounded(plan.limits.output_cap(largest_expected)),
             address_space_bytes: bounded(plan.limits.memory_bytes),
         };

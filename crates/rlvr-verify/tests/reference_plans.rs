@@ -47,7 +47,7 @@ fn issue_14_rllm_functional_is_one_fresh_process_that_must_exit_zero() {
     assert_eq!(execution.exit_code_policy, ExitCodePolicy::RequireZero);
     assert_eq!(execution.limits.time_per_test, Duration::from_secs(30));
     assert_eq!(execution.programs.len(), 1);
-    let source = &execution.programs[0].source;
+    let source = execution.programs[0].source.to_string();
     assert!(source.starts_with("from itertools import accumulate"));
     assert!(source.ends_with("return a + b\nassert add(1, 2) == 3\nassert add(0, 0) == 0"));
     assert_eq!(execution.required_modules, ["numpy", "pandas"]);
