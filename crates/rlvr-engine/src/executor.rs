@@ -20,8 +20,8 @@ use crate::sharing::{self, HelpBoard, SharedStage};
 use rlvr_runner::{Harness, JudgeOptions, Outcome, Runner, RunnerError, TestLimits, TestReport};
 use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec, WORK_DIRECTORY};
 use rlvr_verify::{
-    ExecutionPlan, ExecutionResult, JobRun, Profile, ProfileName, ProgramText, StageCondition,
-    TamperKind, Tampering, TestProgram, TestRun, Verdict, judge_test,
+    ExecutionPlan, ExecutionResult, FunctionalSplit, JobRun, Profile, ProfileName, ProgramText,
+    Stage, StageCondition, TamperKind, Tampering, TestProgram, TestRun, Verdict, judge_test,
 };
 
 /// Memory the runner process itself may use on top of a test's limit (interpreter, preloaded
@@ -54,11 +54,12 @@ struct Session {
     out_of_memory_kills: u64,
 }
 
-/// What a runner has compiled: one program's source, or a judge job's prelude and solution
-/// (split functional tests: each test then sends only its probes).
+/// What a runner has compiled: one program's source (with the name the reference runs it
+/// under: `python -c` programs have no file), or a judge job's prelude and solution (split
+/// functional tests: each test then sends only its probes).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Loaded {
-    Source(ProgramText),
+    Source(ProgramText, &'static str),
     Split { prelude: String, solution: String },
 }
 
@@ -71,9 +72,9 @@ struct SessionKey {
 }
 
 impl SessionKey {
-    fn of(profile: &Profile, plan: &ExecutionPlan) -> Self {
+    fn of(plan: &ExecutionPlan) -> Self {
         Self {
-            harness: harness(profile),
+            harness: harness(plan.runner),
             preload: plan.required_modules.clone(),
             memory_bytes: plan.limits.memory_bytes,
         }
@@ -124,7 +125,7 @@ impl<'a> Executor<'a> {
         let job_deadline = started
             .checked_add(plan.limits.job_deadline.min(LONGEST_JOB))
             .unwrap_or(started);
-        let key = SessionKey::of(profile, plan);
+        let key = SessionKey::of(plan);
         let session = self.reusable_session(&key);
         let mut job = JobExecution::new(self.sandbox, plan, profile, session, &mut self.functional);
         let mut run = JobRun::default();
@@ -156,6 +157,42 @@ impl<'a> Executor<'a> {
             let stage_deadline = stage
                 .budget
                 .and_then(|budget| Instant::now().checked_add(budget));
+            if harness(plan.runner).is_some() {
+                // An in-process reference runs a stage in one process (shared_process) or each
+                // test in a process of its own (prime's second pass): one batch child per
+                // process either way, so both behave exactly like the reference's child.
+                let deadline = stage_deadline.map_or(job_deadline, |stage_deadline| {
+                    stage_deadline.min(job_deadline)
+                });
+                let (runs, job_deadline_hit) = if stage.shared_process {
+                    job.run_batch_stage(stage, deadline, job_deadline, self.cancelled)
+                } else {
+                    let mut runs = Vec::with_capacity(stage.programs.len());
+                    let mut job_deadline_hit = false;
+                    for &program in &stage.programs {
+                        if runs
+                            .iter()
+                            .any(|test: &TestRun| test.verdict != Verdict::Pass)
+                            && stage.may_stop_at_first_failure
+                        {
+                            runs.push(TestRun::not_run(Verdict::Skipped));
+                            continue;
+                        }
+                        let alone = Stage {
+                            programs: vec![program],
+                            ..stage.clone()
+                        };
+                        let (mut one, hit) =
+                            job.run_batch_stage(&alone, deadline, job_deadline, self.cancelled);
+                        job_deadline_hit |= hit;
+                        runs.append(&mut one);
+                    }
+                    (runs, job_deadline_hit)
+                };
+                run.deadline_exceeded |= job_deadline_hit;
+                run.stages.push(runs);
+                continue;
+            }
             let mut runs = Vec::with_capacity(stage.programs.len());
             let mut stop = false;
             for &program_index in &stage.programs {
@@ -194,7 +231,7 @@ impl<'a> Executor<'a> {
 impl Executor<'_> {
     /// Runs tests of another worker's shared stage until none is left to claim.
     pub(crate) fn help(&mut self, shared: &SharedStage) {
-        let key = SessionKey::of(&shared.profile, &shared.plan);
+        let key = SessionKey::of(&shared.plan);
         let session = self.reusable_session(&key);
         let mut job = JobExecution::new(
             self.sandbox,
@@ -237,8 +274,8 @@ impl Drop for Executor<'_> {
     }
 }
 
-fn harness(profile: &Profile) -> Option<Harness> {
-    match profile.runner {
+fn harness(runner: rlvr_verify::Runner) -> Option<Harness> {
+    match runner {
         rlvr_verify::Runner::FreshProcess => None,
         rlvr_verify::Runner::PrimeHarness => Some(Harness::Prime),
         rlvr_verify::Runner::LiveCodeBenchHarness => Some(Harness::LiveCodeBench),
@@ -435,7 +472,7 @@ impl<'e> JobExecution<'e> {
                 &["pass"],
                 "solution.py",
                 &self.plan.required_modules,
-                harness(self.profile),
+                harness(self.plan.runner),
             )
             .map_err(|error| error.to_string())?;
         if !report.ok {
@@ -443,6 +480,80 @@ impl<'e> JobExecution<'e> {
         }
         self.session = Some(session);
         Ok(())
+    }
+
+    /// Runs a stage the reference runs in ONE process (prime_code's first pass, rllm's
+    /// LiveCodeBench grader) in one batch child: module-level code once, then the tests in
+    /// order, each within its time and the stage's deadline, stopping at the first failure
+    /// where the scoring allows. A runner that dies mid-stage is replaced and the stage starts
+    /// over in a new child (a stage is one process upstream, so it is never resumed); a death
+    /// the response keeps causing is its failure.
+    fn run_batch_stage(
+        &mut self,
+        stage: &Stage,
+        deadline: Instant,
+        job_deadline: Instant,
+        cancelled: &AtomicBool,
+    ) -> (Vec<TestRun>, bool) {
+        let skipped = TestRun::not_run(Verdict::Skipped);
+        loop {
+            let session = match self.session.as_mut() {
+                Some(session) => session,
+                None => match self.start_session() {
+                    Ok(session) => self.session.insert(session),
+                    Err(message) => {
+                        let mut runs = vec![skipped; stage.programs.len()];
+                        if let Some(first) = runs.first_mut() {
+                            first.verdict = judge_test(
+                                self.profile,
+                                &self.plan.programs[stage.programs[0]],
+                                &sandbox_error(message),
+                            );
+                        }
+                        return (runs, false);
+                    }
+                },
+            };
+            match session.run_batch(self.plan, self.profile, stage, deadline, cancelled) {
+                Ok(runs) => {
+                    let compile_error = session.compile_error.clone();
+                    if let Some(compile_error) = compile_error {
+                        self.note(|| format!("the code does not compile: {compile_error}"));
+                    }
+                    let job_deadline_hit = Instant::now() >= job_deadline
+                        && runs.iter().any(|test| test.verdict == Verdict::Timeout);
+                    return (runs, job_deadline_hit);
+                }
+                Err((failure, position)) => {
+                    let session = self.session.take().expect("a session was running");
+                    let out_of_memory = session.finish_after_failure();
+                    self.response_deaths += 1;
+                    let verdict = if out_of_memory {
+                        Some(Verdict::MemoryLimit)
+                    } else if matches!(failure.error, RunnerError::Deadline) {
+                        Some(Verdict::Timeout)
+                    } else if self.response_deaths >= MAX_RESPONSE_RUNNER_DEATHS {
+                        Some(Verdict::RuntimeError)
+                    } else {
+                        tracing::debug!(
+                            "runner failed in a batch ({}); starting over",
+                            failure.error
+                        );
+                        None
+                    };
+                    if let Some(verdict) = verdict {
+                        let mut runs = vec![skipped; stage.programs.len()];
+                        for run in &mut runs[..position] {
+                            // Tests before the failure passed (a failure would have stopped
+                            // the stage or been reported).
+                            run.verdict = Verdict::Pass;
+                        }
+                        runs[position].verdict = verdict;
+                        return (runs, false);
+                    }
+                }
+            }
+        }
     }
 
     fn start_session(&self) -> Result<Session, String> {
@@ -484,6 +595,79 @@ impl<'e> JobExecution<'e> {
 }
 
 impl Session {
+    /// Loads what `program` needs (a split test: the judge's prelude and the solution; else the
+    /// program under its harness, with the name the reference runs it under) unless the runner
+    /// holds it already; a load that cannot import what the profile needs is a
+    /// `sandbox_error` result.
+    fn ensure_loaded(
+        &mut self,
+        plan: &ExecutionPlan,
+        program: &TestProgram,
+        split: Option<&FunctionalSplit>,
+    ) -> Result<Option<ExecutionResult>, SessionFailure> {
+        let filename = plan.program_filename(program);
+        // Shared heads compare by pointer first (`Arc<str>` equality does), so a job's stdin
+        // tests never compare their code byte by byte.
+        let loaded = match (&self.loaded, split) {
+            (Some(Loaded::Split { prelude, solution }), Some(functional)) => {
+                *prelude == functional.prelude && *solution == functional.solution
+            }
+            (Some(Loaded::Source(source, loaded_filename)), None) => {
+                *source == program.source && *loaded_filename == filename
+            }
+            _ => false,
+        };
+        if loaded {
+            return Ok(None);
+        }
+        if fault_injection::armed(Site::RunnerLoad, |marker| program.source.contains(marker)) {
+            self.process.kill();
+        }
+        // The whole text exists only while it is sent.
+        let whole = program.source.to_string();
+        let sources: Vec<&str> = match split {
+            Some(functional) => vec![&functional.prelude, &functional.solution],
+            None => vec![&whole],
+        };
+        let report = self
+            .runner
+            .load(
+                &sources,
+                if split.is_some() {
+                    "solution.py"
+                } else {
+                    filename
+                },
+                &plan.required_modules,
+                harness(plan.runner),
+            )
+            .map_err(|error| SessionFailure {
+                during_load: true,
+                error,
+            })?;
+        if !report.ok {
+            return Ok(Some(sandbox_error(format!(
+                "the sandbox interpreter cannot import what this profile needs: {}",
+                report.preload_errors.join("; ")
+            ))));
+        }
+        self.compile_error = report.compile_error.map(|text| {
+            text.trim_end()
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .to_owned()
+        });
+        self.loaded = Some(match split {
+            Some(functional) => Loaded::Split {
+                prelude: functional.prelude.clone(),
+                solution: functional.solution.clone(),
+            },
+            None => Loaded::Source(program.source.clone(), filename),
+        });
+        Ok(None)
+    }
+
     /// Runs one test, loading its program first when the runner holds another. Returns the
     /// result, the error when the program does not compile, and a split test's probe results.
     /// A split test loads the prelude and the solution once per job and sends only its probes.
@@ -499,61 +683,10 @@ impl Session {
             (ProgramSplit::Split(probes), Some(functional)) => Some((functional, probes.as_str())),
             _ => None,
         };
-        // Shared heads compare by pointer first (`Arc<str>` equality does), so a job's stdin
-        // tests never compare their code byte by byte.
-        let loaded = match (&self.loaded, units) {
-            (Some(Loaded::Split { prelude, solution }), Some((functional, _))) => {
-                *prelude == functional.prelude && *solution == functional.solution
-            }
-            (Some(Loaded::Source(source)), None) => *source == program.source,
-            _ => false,
-        };
-        if !loaded {
-            if fault_injection::armed(Site::RunnerLoad, |marker| program.source.contains(marker)) {
-                self.process.kill();
-            }
-            // The whole text exists only while it is sent.
-            let whole = program.source.to_string();
-            let sources: Vec<&str> = match units {
-                Some((functional, _)) => vec![&functional.prelude, &functional.solution],
-                None => vec![&whole],
-            };
-            let report = self
-                .runner
-                .load(
-                    &sources,
-                    "solution.py",
-                    &plan.required_modules,
-                    harness(profile),
-                )
-                .map_err(|error| SessionFailure {
-                    during_load: true,
-                    error,
-                })?;
-            if !report.ok {
-                return Ok((
-                    sandbox_error(format!(
-                        "the sandbox interpreter cannot import what this profile needs: {}",
-                        report.preload_errors.join("; ")
-                    )),
-                    None,
-                    Vec::new(),
-                ));
-            }
-            self.compile_error = report.compile_error.map(|text| {
-                text.trim_end()
-                    .lines()
-                    .last()
-                    .unwrap_or_default()
-                    .to_owned()
-            });
-            self.loaded = Some(match units {
-                Some((functional, _)) => Loaded::Split {
-                    prelude: functional.prelude.clone(),
-                    solution: functional.solution.clone(),
-                },
-                None => Loaded::Source(program.source.clone()),
-            });
+        if let Some(error) =
+            self.ensure_loaded(plan, program, units.map(|(functional, _)| functional))?
+        {
+            return Ok((error, None, Vec::new()));
         }
         let limits = TestLimits {
             wall_ms: u64::try_from(time_limit.as_millis())
@@ -591,6 +724,97 @@ impl Session {
             self.compile_error.clone(),
             probe_results,
         ))
+    }
+
+    /// One batch stage (see [`JobExecution::run_batch_stage`]); on a runner failure, the
+    /// failure and the position of the test that was running.
+    fn run_batch(
+        &mut self,
+        plan: &ExecutionPlan,
+        profile: &Profile,
+        stage: &Stage,
+        deadline: Instant,
+        cancelled: &AtomicBool,
+    ) -> Result<Vec<TestRun>, (SessionFailure, usize)> {
+        let skipped = TestRun::not_run(Verdict::Skipped);
+        let mut runs = vec![skipped; stage.programs.len()];
+        let Some(&first) = stage.programs.first() else {
+            return Ok(runs);
+        };
+        let first_program = &plan.programs[first];
+        match self.ensure_loaded(plan, first_program, None) {
+            Ok(Some(error)) => {
+                runs[0].verdict = judge_test(profile, first_program, &error);
+                return Ok(runs);
+            }
+            Ok(None) => {}
+            Err(failure) => return Err((failure, 0)),
+        }
+        let inputs: Vec<&[u8]> = stage
+            .programs
+            .iter()
+            .map(|&index| {
+                plan.programs[index]
+                    .stdin
+                    .as_deref()
+                    .unwrap_or("")
+                    .as_bytes()
+            })
+            .collect();
+        let largest_expected = stage
+            .programs
+            .iter()
+            .filter_map(|&index| plan.programs[index].expected.as_ref().map(String::len))
+            .max();
+        let limits = TestLimits {
+            wall_ms: 0,
+            cpu_seconds: stage
+                .time_per_test
+                .as_secs()
+                .saturating_add(1)
+                .min(RUNNER_CPU.as_secs() - 1),
+            output_bytes: bounded(plan.limits.output_cap(largest_expected)),
+            address_space_bytes: bounded(plan.limits.memory_bytes),
+        };
+        let batch_failure = |error| SessionFailure {
+            during_load: false,
+            error,
+        };
+        self.runner
+            .batch_start(&inputs, limits)
+            .map_err(|error| (batch_failure(error), 0))?;
+        for (position, &program_index) in stage.programs.iter().enumerate() {
+            if cancelled.load(Ordering::Relaxed) {
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                runs[position] = TestRun::not_run(Verdict::Timeout);
+                break;
+            }
+            let time_limit = stage.time_per_test.min(deadline - now);
+            let wall_ms = u64::try_from(time_limit.as_millis())
+                .unwrap_or(u64::MAX)
+                .max(1);
+            let report = self
+                .runner
+                .batch_next(wall_ms)
+                .map_err(|error| (batch_failure(error), position))?;
+            let kills = self.process.usage().out_of_memory_kills;
+            let out_of_memory = kills > self.out_of_memory_kills;
+            self.out_of_memory_kills = kills;
+            let program = &plan.programs[program_index];
+            let result = execution_result(report, out_of_memory);
+            let verdict = judge_test(profile, program, &result);
+            runs[position] = TestRun::ran(verdict, &result);
+            if verdict != Verdict::Pass && stage.may_stop_at_first_failure {
+                break;
+            }
+        }
+        self.runner
+            .batch_end()
+            .map_err(|error| (batch_failure(error), 0))?;
+        Ok(runs)
     }
 
     /// Asks the runner to exit, then kills and reaps the sandbox (dropping does both).

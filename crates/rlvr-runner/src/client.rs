@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
 use crate::protocol::{
-    Harness, JudgeOptions, LoadHeader, LoadReport, RunHeader, TestLimits, TestReport, encode,
+    BatchNextHeader, BatchStartHeader, Harness, JudgeOptions, LoadHeader, LoadReport, RunHeader,
+    TestLimits, TestReport, encode,
 };
 
 /// Extra time the runner gets beyond a test's wall limit to kill, reap and report.
@@ -108,6 +109,10 @@ impl Runner {
             probes: judge.probes.is_some(),
         };
         self.send(&encode(&header, &[stdin, extra_bytes]), deadline)?;
+        self.receive_report(deadline)
+    }
+
+    fn receive_report(&mut self, deadline: Instant) -> Result<TestReport, RunnerError> {
         let header = self.receive_header(deadline)?;
         let mut report: TestReport = serde_json::from_slice(&header)
             .map_err(|error| RunnerError::Protocol(error.to_string()))?;
@@ -115,6 +120,58 @@ impl Runner {
         report.stderr = self.receive_exact(report.stderr_length, deadline)?;
         report.results = self.receive_exact(report.results_length, deadline)?;
         Ok(report)
+    }
+
+    /// Starts a batch: ONE child process that runs the loaded harness program's tests one after
+    /// another, as the in-process references run a stage (prime_code's first pass, rllm's
+    /// LiveCodeBench grader). Module-level code runs once in that child, before the first test;
+    /// state a test leaves in it is seen by the next. Needs a `load` with a harness. `limits`
+    /// gives the per-test CPU seconds, the output cap and the address-space limit of the child
+    /// (its `wall_ms` is not used: each [`Runner::batch_next`] names its own).
+    pub fn batch_start(&mut self, inputs: &[&[u8]], limits: TestLimits) -> Result<(), RunnerError> {
+        let payload: usize = inputs.iter().map(|input| input.len()).sum();
+        let deadline =
+            Instant::now() + REPORT_GRACE + Duration::from_millis((payload >> 20) as u64 * 10);
+        let header = BatchStartHeader {
+            op: "batch_start",
+            inputs: inputs.iter().map(|input| input.len()).collect(),
+            cpu_s: limits.cpu_seconds,
+            output_bytes: limits.output_bytes,
+            memory_bytes: limits.address_space_bytes,
+        };
+        self.send(&encode(&header, inputs), deadline)?;
+        let reply = self.receive_header(deadline)?;
+        let reply: serde_json::Value = serde_json::from_slice(&reply)
+            .map_err(|error| RunnerError::Protocol(error.to_string()))?;
+        if reply.get("ok") != Some(&serde_json::Value::Bool(true)) {
+            return Err(RunnerError::Protocol(format!(
+                "batch_start refused: {reply}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs the batch's next test (in input order) within `wall_ms`. A test that runs out of
+    /// time or kills the child ends the batch: later calls report a failed test.
+    pub fn batch_next(&mut self, wall_ms: u64) -> Result<TestReport, RunnerError> {
+        let deadline = Instant::now() + Duration::from_millis(wall_ms) + REPORT_GRACE;
+        let header = BatchNextHeader {
+            op: "batch_next",
+            wall_ms,
+        };
+        self.send(&encode(&header, &[]), deadline)?;
+        self.receive_report(deadline)
+    }
+
+    /// Ends the batch: its child is stopped and everything it started is killed.
+    pub fn batch_end(&mut self) -> Result<(), RunnerError> {
+        let deadline = Instant::now() + REPORT_GRACE;
+        self.send(
+            &encode(&serde_json::json!({"op": "batch_end"}), &[]),
+            deadline,
+        )?;
+        self.receive_header(deadline)?;
+        Ok(())
     }
 
     /// Prepares the runner for another job: kills every process it left, empties

@@ -45,6 +45,23 @@ pub struct JudgeOptions<'a> {
     pub probes: Option<&'a str>,
 }
 
+/// The header of a `batch_start` request: one payload per test input follows.
+#[derive(Debug, Serialize)]
+pub(crate) struct BatchStartHeader {
+    pub(crate) op: &'static str,
+    pub(crate) inputs: Vec<usize>,
+    pub(crate) cpu_s: u64,
+    pub(crate) output_bytes: u64,
+    pub(crate) memory_bytes: u64,
+}
+
+/// The header of a `batch_next` request.
+#[derive(Debug, Serialize)]
+pub(crate) struct BatchNextHeader {
+    pub(crate) op: &'static str,
+    pub(crate) wall_ms: u64,
+}
+
 /// The header of a `load` request.
 #[derive(Debug, Serialize)]
 pub(crate) struct LoadHeader<'a> {

@@ -304,8 +304,8 @@ fn the_prime_harness_swallows_system_exit_but_not_exit() {
         .unwrap();
     let alias = runner.run_test(b"hi\n", None, LIMITS).unwrap();
     assert_eq!(
-        alias.stdout, b"EMPTY\n",
-        "a module-level alias reads the real, empty stdin as in verl"
+        alias.stdout, b"hi\n",
+        "a module-level alias holds the stdin object whose readline prime_code patches (checked against the real function)"
     );
 }
 

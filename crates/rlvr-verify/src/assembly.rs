@@ -4,7 +4,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::prelude::{judge_prefix, klear_prefix};
+use crate::prelude::{judge_prefix, klear_prefix, rllm_prefix};
 
 /// How functional tests become programs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -14,8 +14,8 @@ pub enum FunctionalAssembly {
     /// string is one program. Pass = exit 0, so `exit()` in the code passes (reference hole).
     KlearPerAssert,
     /// Code-R1 / rllm leetcode: one program `code + "\n" + tests` (a list is joined with
-    /// `"\n"`; the references raise `TypeError` on a list), `with_prefix` adds Klear's
-    /// prefix as rllm does.
+    /// `"\n"`; the references raise `TypeError` on a list), `with_prefix` puts rllm's import
+    /// block and helpers first, as rllm's firejail runner does.
     SingleProgram { with_prefix: bool },
     /// prime: each assert is a test run in-process after the code (`code + "\n" + assert`).
     PerAssert,
@@ -37,7 +37,7 @@ impl FunctionalAssembly {
                 "code + \"\\n\" + all asserts, one program"
             }
             Self::SingleProgram { with_prefix: true } => {
-                "import block + helpers + code + all asserts, one program"
+                "import block (numpy, pandas) + helpers + code + all asserts, one fresh process, exit 0"
             }
             Self::PerAssert => "code + assert, one in-process run per assert",
             Self::JudgeSentinel => {
@@ -56,7 +56,7 @@ pub(crate) fn klear_functional(code: &str, statements: &str) -> String {
 /// Code-R1's (and rllm's leetcode) single functional program.
 pub(crate) fn single_functional(code: &str, statements: &str, with_prefix: bool) -> String {
     if with_prefix {
-        format!("{}\n\n{code}\n{statements}", klear_prefix())
+        format!("{}{code}\n{statements}", rllm_prefix())
     } else {
         format!("{code}\n{statements}")
     }
@@ -114,6 +114,18 @@ mod tests {
         let program = klear_functional("CODE", "assert X");
         assert!(program.contains("import numpy as np\nimport pandas as pd\n"));
         assert!(program.ends_with("\n\nCODE\n\nassert X"));
+    }
+
+    #[test]
+    fn rllm_program_is_imports_helpers_code_then_tests() {
+        let program = single_functional("CODE", "assert X", true);
+        assert!(program.starts_with("from itertools import accumulate"));
+        assert!(program.contains("def is_same_tree(p: Optional[TreeNode]"));
+        assert!(program.ends_with("\nCODE\nassert X"));
+        assert_eq!(
+            single_functional("CODE", "assert X", false),
+            "CODE\nassert X"
+        );
     }
 
     #[test]

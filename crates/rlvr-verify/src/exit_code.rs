@@ -26,8 +26,10 @@ pub enum Runner {
     /// hoisted, `builtins.exit`/`quit` set to `None` (so `exit()` is a runtime error but
     /// `sys.exit()` is swallowed), stdin mocked, stdout captured in memory.
     PrimeHarness,
-    /// LiveCodeBench's in-process run: `if __name__ == "__main__"` unwrapped, statements
-    /// wrapped into a function, `SystemExit` swallowed, stdin mocked, stdout captured.
+    /// rllm's copy of LiveCodeBench's in-process run: a final `if __name__ == "__main__"`
+    /// unwrapped, statements wrapped into `wrapped_function()` after rllm's import block, the
+    /// module not `__main__`, only `quit` disabled (`exit()` raises `SystemExit`, swallowed),
+    /// stdin mocked, only `sys.stdout` captured; all tests in one process.
     LiveCodeBenchHarness,
 }
 
@@ -36,8 +38,10 @@ impl Runner {
     pub fn describe(self) -> &'static str {
         match self {
             Self::FreshProcess => "fresh process per test",
-            Self::PrimeHarness => "in-process harness (prime_code rules)",
-            Self::LiveCodeBenchHarness => "in-process harness (LiveCodeBench rules)",
+            Self::PrimeHarness => "in-process harness (prime_code rules), pass 1 in one process",
+            Self::LiveCodeBenchHarness => {
+                "in-process harness (rllm's LiveCodeBench copy), all tests in one process; functional: one fresh process"
+            }
         }
     }
 }

@@ -121,6 +121,25 @@ pub struct ExecutionPlan {
     pub functional_split: Option<FunctionalSplit>,
 }
 
+/// Code-R1 runs a program shorter than this as `python3 -c CODE`, longer ones from a file.
+const CODE_R1_COMMAND_LINE_LIMIT: usize = 1024 * 3;
+
+impl ExecutionPlan {
+    /// The name the reference runs `program` under, which the runner reproduces: `"-c"` for
+    /// `python -c CODE` (Code-R1 below 3 KiB of source: no `__file__`, `sys.argv == ["-c"]`,
+    /// no flush before an uncaught exception is handled), else a script file name.
+    pub fn program_filename(&self, program: &TestProgram) -> &'static str {
+        if self.profile == ProfileName::CodeR1
+            && self.runner == Runner::FreshProcess
+            && program.source.len() < CODE_R1_COMMAND_LINE_LIMIT
+        {
+            "-c"
+        } else {
+            "solution.py"
+        }
+    }
+}
+
 /// What a job needs: nothing more (the result is known) or an execution.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Plan {
@@ -149,7 +168,29 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
         ));
     };
 
+    if profile.name == ProfileName::Prime && matches!(suite.tests, Tests::Functional(_)) {
+        // prime_code reads `test_cases["inputs"]`, which a functional record lacks: the
+        // KeyError is caught and the response scores False (0.0) without running anything.
+        return Plan::Finished(JobResult::early(
+            profile.name,
+            Status::Ok,
+            0.0,
+            Some(PRIME_FUNCTIONAL_REASON.to_owned()),
+        ));
+    }
+
     let mut limits = profile.limits;
+    let mut runner = profile.runner;
+    let mut exit_code_policy = profile.exit_code_policy;
+    let rllm_functional =
+        profile.name == ProfileName::Rllm && matches!(suite.tests, Tests::Functional(_));
+    if rllm_functional {
+        // rllm's leetcode path: one real process (firejail, 30 s, 4 GiB, as Code-R1's line),
+        // passing iff it exits 0; not the in-process LiveCodeBench harness.
+        limits = Limits::code_r1();
+        runner = Runner::FreshProcess;
+        exit_code_policy = ExitCodePolicy::RequireZero;
+    }
     if profile.name == ProfileName::Klear
         && let Some(time_limit) = suite.time_limit
     {
@@ -172,8 +213,8 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
         &options.job_identity,
     );
     let programs = build_programs(profile, &code, suite, &selected, options);
-    let stages = build_stages(profile, &programs, &limits, options.time_limit);
-    if profile.name == ProfileName::Rllm {
+    let stages = build_stages(profile, &programs, &limits, options.time_limit, runner);
+    if profile.name == ProfileName::Rllm && !rllm_functional {
         // rllm's LiveCodeBench grader joins its worker after (timeout + 1) * n + 5 seconds.
         // Saturates: a time limit or test count from a request can never make this panic.
         let seconds = (limits.time_per_test.as_secs_f64() + 1.0) * programs.len() as f64 + 5.0;
@@ -181,9 +222,11 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
             .unwrap_or(MAX_JOB_DEADLINE)
             .min(MAX_JOB_DEADLINE);
     }
-    let needs_scientific = programs
-        .iter()
-        .any(|program| program.source.contains("import pandas as pd"));
+    // rllm's in-process harness puts its import block (numpy, pandas) before every program.
+    let needs_scientific = runner == Runner::LiveCodeBenchHarness
+        || programs
+            .iter()
+            .any(|program| program.source.contains("import pandas as pd"));
     let functional_split = programs
         .iter()
         .any(|program| program.check.is_some())
@@ -195,8 +238,8 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
         profile: profile.name,
         programs,
         stages,
-        runner: profile.runner,
-        exit_code_policy: profile.exit_code_policy,
+        runner,
+        exit_code_policy,
         comparison: profile.comparison,
         scoring: profile.scoring,
         limits,
@@ -234,7 +277,7 @@ fn build_programs(
                     test_index: index,
                     source: ProgramText::whole(Arc::clone(&shared_code)),
                     stdin: Some(profile.value_join.render(&tests[index].input)),
-                    expected: Some(profile.value_join.render(&tests[index].output)),
+                    expected: Some(profile.value_join.render_output(&tests[index].output)),
                     sentinel: None,
                     check: None,
                 })
@@ -317,10 +360,12 @@ fn build_stages(
     programs: &[TestProgram],
     limits: &Limits,
     time_override: Option<Duration>,
+    runner: Runner,
 ) -> Vec<Stage> {
     let every_program: Vec<usize> = (0..programs.len()).collect();
     if profile.scoring == Scoring::PrimeFirstTen {
-        // Pass 1: all tests in one process, 5 s each, joined after 6 s in total.
+        // verl's plan: pass 1 runs all tests in ONE process, 5 s each, joined after 6 s in
+        // total, and stops at the first failure.
         let first_pass_time = time_override.unwrap_or(Duration::from_secs(5));
         let first_pass = Stage {
             programs: every_program,
@@ -330,7 +375,8 @@ fn build_stages(
             may_stop_at_first_failure: true,
             run_if: StageCondition::Always,
         };
-        // Pass 2: the first ten tests, each in its own process, 10 s each.
+        // Pass 2, only when pass 1 did not pass everything: the first ten tests, each in its
+        // own process, 10 s each.
         let second_pass = Stage {
             programs: (0..programs.len().min(PRIME_SCORED_TESTS)).collect(),
             time_per_test: limits.time_per_test,
@@ -345,8 +391,14 @@ fn build_stages(
         programs: every_program,
         time_per_test: limits.time_per_test,
         budget: None,
-        shared_process: false,
+        // rllm's LiveCodeBench grader runs every test in one process too, stopping at the
+        // first failure (its job deadline is the `(6 + 1) n + 5` s join).
+        shared_process: runner == Runner::LiveCodeBenchHarness,
         may_stop_at_first_failure: profile.scoring.is_all_or_nothing(),
         run_if: StageCondition::Always,
     }]
 }
+
+/// Why prime scores a functional record 0.0 without running it.
+pub const PRIME_FUNCTIONAL_REASON: &str =
+    "prime_code reads test_cases[\"inputs\"]: a functional record raises KeyError and scores 0.0";

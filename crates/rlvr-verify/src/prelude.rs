@@ -1,7 +1,8 @@
-//! Python source placed before functional tests. Klear prefixes every functional program with
-//! an import block (numpy and pandas included) and LeetCode helper definitions; these are our
-//! own equivalents, written from that description: the same names end up bound, so solutions
-//! that rely on them (`List`, `deque`, `ListNode`, `np`, `time()`…) behave as under Klear.
+//! Python source placed before functional tests. Klear and rllm prefix functional programs with
+//! the same import block (numpy and pandas included) and LeetCode helper definitions:
+//! [`reference_prefix`] holds the same import statements in the same order (so the same names
+//! end up bound, shadowing included: `bisect` is the module, `time` the function) and helpers
+//! with the same signatures. The judge uses its own, stdlib-only block.
 
 /// Standard-library imports that bind the names Klear's import block binds. Note that `time`
 /// is the function `time.time`, `log` is `math.log` and `re_search` is `re.search`, as there.
@@ -92,9 +93,111 @@ def is_same_tree(first, second):
             and is_same_tree(first.right, second.right))
 ";
 
-/// Klear's functional prefix: imports (numpy and pandas included), a blank line, helpers.
+/// The import block Klear's and rllm's functional programs start with: their statements in
+/// their order (later statements rebind names bound by earlier ones, which matters: `from
+/// bisect import bisect` is followed by `import bisect`).
+pub const REFERENCE_IMPORTS: &str = "\
+from itertools import accumulate, chain, combinations, count, permutations, product, groupby, islice, repeat
+from copy import deepcopy
+from string import ascii_lowercase, ascii_uppercase
+from math import floor, log2, log10, sqrt, comb, gcd, ceil, inf, isqrt, factorial, atan2, pi
+from collections import defaultdict, deque, Counter
+from bisect import bisect, bisect_left, bisect_right, insort
+from heapq import heappush, heappop, heapify, merge, nlargest, nsmallest, heapreplace
+from functools import reduce, cache, lru_cache, cmp_to_key, reduce
+from random import randrange, shuffle
+from operator import itemgetter, sub, xor, or_
+from re import search as re_search
+from os.path import commonprefix
+from typing import List, Tuple, Dict, Set, Optional, Union, Any, Callable, Iterable, Iterator, Generator, Deque
+import copy
+import string
+import math
+import collections
+import bisect
+import heapq
+import functools
+import random
+import itertools
+import operator
+import re
+import datetime
+from time import time
+import numpy as np
+import pandas as pd
+from math import log, prod
+from collections import deque, defaultdict, Counter, OrderedDict
+from itertools import accumulate, permutations, combinations, product, groupby, islice, chain, repeat, zip_longest, cycle, pairwise
+from functools import lru_cache, reduce, partial
+from operator import iand
+import sys
+import io, os
+";
+
+/// The references' LeetCode helpers: same names, parameter names and annotations (evaluated at
+/// definition time, so they need the import block's `typing` names).
+pub const REFERENCE_LEETCODE_HELPERS: &str = "\
+class ListNode:
+    def __init__(self, val=0, next=None):
+        self.val = val
+        self.next = next
+
+def is_same_list(l1: Optional[ListNode], l2: Optional[ListNode]) -> bool:
+    while l1 and l2:
+        if l1.val != l2.val:
+            return False
+        l1, l2 = l1.next, l2.next
+    return l1 is None and l2 is None
+
+def list_node(values: List[Any]) -> Optional[ListNode]:
+    head = tail = ListNode(0)
+    for value in values:
+        tail.next = ListNode(value)
+        tail = tail.next
+    return head.next
+
+class TreeNode:
+    def __init__(self, val=0, left=None, right=None):
+        self.val = val
+        self.left = left
+        self.right = right
+
+def tree_node(values: List[Any]) -> Optional[TreeNode]:
+    if not values:
+        return None
+    root = TreeNode(values[0])
+    pending = deque([root])
+    position = 1
+    while pending and position < len(values):
+        parent = pending.popleft()
+        if values[position] is not None:
+            parent.left = TreeNode(values[position])
+            pending.append(parent.left)
+        position += 1
+        if position < len(values) and values[position] is not None:
+            parent.right = TreeNode(values[position])
+            pending.append(parent.right)
+        position += 1
+    return root
+
+def is_same_tree(p: Optional[TreeNode], q: Optional[TreeNode]) -> bool:
+    if not p and not q:
+        return True
+    if not p or not q:
+        return False
+    return p.val == q.val and is_same_tree(p.left, q.left) and is_same_tree(p.right, q.right)
+";
+
+/// Klear's functional prefix: `BASE_IMPORTS + "\n\n" + BASE_LEETCODE_IMPORTS` (the code and
+/// the assert follow, each after `"\n\n"`).
 pub fn klear_prefix() -> String {
-    format!("{STANDARD_IMPORTS}{SCIENTIFIC_IMPORTS}\n\n{LEETCODE_HELPERS}")
+    format!("{REFERENCE_IMPORTS}\n\n{REFERENCE_LEETCODE_HELPERS}")
+}
+
+/// rllm's functional prefix (its firejail runner): `BASE_IMPORTS + "\n" +
+/// BASE_LEETCODE_IMPORTS + "\n"` before `code + "\n" + tests`.
+pub fn rllm_prefix() -> String {
+    format!("{REFERENCE_IMPORTS}\n{REFERENCE_LEETCODE_HELPERS}\n")
 }
 
 /// The judge's functional prefix: the same names without numpy and pandas (a solution that

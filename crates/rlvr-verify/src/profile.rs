@@ -22,7 +22,8 @@ pub enum ProfileName {
     Klear,
     /// ganler/code-r1 `coder1`.
     CodeR1,
-    /// Current rllm: LiveCodeBench-style grading.
+    /// Current rllm: its LiveCodeBench copy for stdin tests, one firejail process for
+    /// functional (leetcode) tests.
     Rllm,
     /// verl `prime_code`.
     Prime,
@@ -144,7 +145,7 @@ impl Profile {
                 format_gate: FormatGate::None,
                 extraction: Extraction::LastFencedBlock,
                 selection: TestSelection::All,
-                value_join: ValueJoin::Newline,
+                value_join: ValueJoin::NewlineFirstOutput,
                 functional: FunctionalAssembly::SingleProgram { with_prefix: true },
                 runner: Runner::LiveCodeBenchHarness,
                 exit_code_policy: ExitCodePolicy::SystemExitIgnored,
@@ -199,7 +200,11 @@ impl Profile {
             ("test selection", self.selection.describe()),
             (
                 "list values",
-                format!("joined with {:?}", self.value_join.separator()),
+                if self.value_join == ValueJoin::NewlineFirstOutput {
+                    "inputs joined with \"\\n\"; a list output keeps its first element".to_owned()
+                } else {
+                    format!("joined with {:?}", self.value_join.separator())
+                },
             ),
             ("functional", self.functional.describe().to_owned()),
             ("runner", self.runner.describe().to_owned()),

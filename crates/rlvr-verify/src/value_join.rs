@@ -1,6 +1,7 @@
 //! Value joining: how a list-valued input or output becomes the text a program reads or must
 //! print. Klear joins with `", "` (`", ".join(map(str, v))`); the judge, Code-R1's
-//! preprocessing, prime and LiveCodeBench join with `"\n"`.
+//! preprocessing and prime join with `"\n"`; rllm joins inputs with `"\n"` but keeps only the
+//! first element of a list output (`taco_to_lcb_format`).
 
 use serde_json::Value;
 
@@ -12,8 +13,10 @@ use crate::test_suite::TestValue;
 pub enum ValueJoin {
     /// `", "` (Klear).
     CommaSpace,
-    /// `"\n"` (judge, Code-R1, rllm, prime).
+    /// `"\n"` (judge, Code-R1, prime).
     Newline,
+    /// rllm: inputs joined with `"\n"`; a list output becomes its first element.
+    NewlineFirstOutput,
 }
 
 impl ValueJoin {
@@ -21,7 +24,18 @@ impl ValueJoin {
     pub fn separator(self) -> &'static str {
         match self {
             Self::CommaSpace => ", ",
-            Self::Newline => "\n",
+            Self::Newline | Self::NewlineFirstOutput => "\n",
+        }
+    }
+
+    /// Renders an expected output: like [`ValueJoin::render`], except that rllm keeps only a
+    /// list's first element (an empty list raises `IndexError` upstream; it is empty here).
+    pub fn render_output(self, value: &TestValue) -> String {
+        match (self, value) {
+            (Self::NewlineFirstOutput, TestValue::List(items)) => {
+                items.first().map(python_str).unwrap_or_default()
+            }
+            _ => self.render(value),
         }
     }
 
@@ -156,6 +170,18 @@ mod tests {
         assert_eq!(
             ValueJoin::Newline.render(&TestValue::Text("x\n".into())),
             "x\n"
+        );
+    }
+
+    #[test]
+    fn rllm_keeps_the_first_element_of_a_list_output() {
+        let join = ValueJoin::NewlineFirstOutput;
+        assert_eq!(join.render(&list(json!(["1 2", "3"]))), "1 2\n3");
+        assert_eq!(join.render_output(&list(json!(["1 2", "3"]))), "1 2");
+        assert_eq!(join.render_output(&TestValue::Text("4\n".into())), "4\n");
+        assert_eq!(
+            ValueJoin::Newline.render_output(&list(json!(["1", "2"]))),
+            "1\n2"
         );
     }
 

@@ -16,6 +16,10 @@ lengths the header names. Requests:
         copy of the interpreter state, and reports how it ended; judge tests add "sensor": true
         (the tamper sensor, runner/sensor.py) and "probes": true (the extra payload is a probe
         spec, runner/functional.py; the report's third payload holds the probe results)
+  batch_start {"op":"batch_start","inputs":[n,...],"cpu_s":int,"output_bytes":int,"memory_bytes":int}
+        + inputs: forks ONE child for a harness stage (prime, rllm), which loads the program once
+  batch_next {"op":"batch_next","wall_ms":int}: the child runs the next test; reported as `run`
+  batch_end  {"op":"batch_end"}: the child and everything it started are killed
   exit  {"op":"exit"}
 
 Expected outputs never enter the sandbox: the comparison happens in Rust.

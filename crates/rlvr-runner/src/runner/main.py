@@ -26,7 +26,7 @@ def load(state, header, sources):
     state["compile_error"] = None
     state["harness"] = header.get("harness")
     if state["harness"] is not None:
-        import unittest.mock  # noqa: F401  (imported once here, not in every child)
+        preload_harness_modules(state["harness"])
 
         transform = HARNESS_PROGRAMS[state["harness"]]
         try:
@@ -136,7 +136,16 @@ def main():
             extra = read_exact(REQUEST_FD, header["extra"]).decode("utf-8", "surrogatepass") if header.get("has_extra") else None
             result, stdout, stderr, results = run_test(state, header, stdin, extra)
             write_frame(result, stdout, stderr, results)
+        elif operation == "batch_start":
+            inputs = [read_exact(REQUEST_FD, size) for size in header["inputs"]]
+            write_frame(batch_start(state, header, inputs))
+        elif operation == "batch_next":
+            result, stdout, stderr = batch_next(state, header)
+            write_frame(result, stdout, stderr)
+        elif operation == "batch_end":
+            write_frame(batch_end(state))
         elif operation == "reset":
+            batch_end(state)
             report = reset(header)
             if not undumpable:
                 report["ok"] = False

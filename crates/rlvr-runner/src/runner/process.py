@@ -63,6 +63,53 @@ def reseed_random_generators():
             pass
 
 
+def fresh_flags():
+    """`sys.flags` as `python FILE` sets them. The runner starts with `-I -S` (isolated, no
+    site), which a fresh process does not; a program can print `sys.flags` or branch on it."""
+    current = sys.flags
+    names = [name for name in FLAG_NAMES if hasattr(current, name)]
+    fresh = {"isolated": 0, "no_site": 0, "no_user_site": 0, "ignore_environment": 0, "safe_path": False}
+    values = tuple(fresh.get(name, getattr(current, name)) for name in names)
+    namespace = {name: property(lambda self, position=position: tuple.__getitem__(self, position))
+                 for position, name in enumerate(names)}
+    namespace["__repr__"] = lambda self: "sys.flags(" + ", ".join(f"{name}={value!r}" for name, value in zip(names, self)) + ")"
+    namespace["__slots__"] = ()
+    flags_type = type("flags", (tuple,), namespace)
+    flags_type.__module__ = "sys"
+    return flags_type(values)
+
+
+# sys.flags' fields in their order (3.11 and later add to the end).
+FLAG_NAMES = ("debug inspect interactive optimize dont_write_bytecode no_user_site no_site ignore_environment "
+              "verbose bytes_warning quiet hash_randomization isolated dev_mode utf8_mode "
+              "warn_default_encoding safe_path int_max_str_digits gil thread_inherit_context "
+              "context_aware_warnings").split()
+
+
+def report_uncaught(error):
+    """What CPython does with an exception that ends the program: call `sys.excepthook` (the
+    program may have replaced it, e.g. with one that calls `os._exit(0)`) with the traceback
+    starting at the program's frame; a hook that fails is reported and the original printed."""
+    tb = error.__traceback__.tb_next if error.__traceback__ is not None else None
+    hook = getattr(sys, "excepthook", None)
+    if hook is None:
+        try:
+            print("sys.excepthook is missing", file=sys.stderr)
+        except BaseException:
+            pass
+        return
+    try:
+        hook(type(error), error, tb)
+    except BaseException as hook_error:
+        try:
+            print("Error in sys.excepthook:", file=sys.stderr)
+            sys.__excepthook__(type(hook_error), hook_error, hook_error.__traceback__)
+            print("\nOriginal exception was:", file=sys.stderr)
+            sys.__excepthook__(type(error), error, tb)
+        except BaseException:
+            pass
+
+
 def close_descriptors_except(keep):
     """Closes every descriptor from 3 up except those in `keep`."""
     low = 3
@@ -94,25 +141,44 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
             resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
         fresh_standard_streams()
         reseed_random_generators()
+        # `python -c CODE` (filename "-c", as Code-R1 runs short programs) has no `__file__`,
+        # `sys.argv == ["-c"]`, and does not flush before handling an uncaught exception.
+        command_mode = filename == "-c"
         main = types.ModuleType("__main__")
-        main.__dict__.update({"__file__": filename, "__builtins__": builtins, "__cached__": None})
+        main.__dict__.update({"__builtins__": builtins, "__cached__": None})
+        if not command_mode:
+            main.__dict__["__file__"] = filename
         sys.modules["__main__"] = main
         sys.argv = [filename]
+        sys.flags = fresh_flags()
+        # A fresh `python FILE` in the references' environment has unbuffered output off.
+        os.environ.pop("PYTHONUNBUFFERED", None)
         if judge.get("sensor_fd"):
             install_sensor(judge["sensor_fd"], main.__dict__)
         gc.enable()
         try:
             if harness is not None:
-                # The references' process-level stdin is not the test input, and writes to the
-                # real stdout (through the module-level `stdout` alias) are not captured.
-                sys.stdin = io.StringIO("")
-                builtins.exit = builtins.quit = None
-                real_stdout = sys.stdout
-                sys.stdout = open(os.devnull, "w")
-                for code in units:
-                    exec(code, main.__dict__)
-                sys.stdout = real_stdout
-                run_in_harness(harness, main.__dict__, stdin_text)
+                # One test of an in-process reference, as one batch child test: the process's
+                # own stdin is empty; only what the harness captures is the answer, so fd 1
+                # (os.write(1, ...), a module-level `stdout` alias) goes nowhere; and the
+                # reference's process ends with os._exit (no atexit handlers).
+                answer_fd = os.dup(1)
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 1)
+                os.close(null)
+                sys.stdout = open(1, "w", closefd=False)
+                module = harness_module(harness)
+                try:
+                    entry = harness_entry(units, harness, module.__dict__)
+                    printed, failure = captured_call(entry, stdin_text)
+                except BaseException as error:
+                    printed, failure = "", "".join(traceback.format_exception(type(error), error, error.__traceback__))
+                write_all(answer_fd, printed.encode("utf-8", "surrogateescape"))
+                if failure is not None:
+                    write_all(2, failure.encode("utf-8", "backslashreplace"))
+                    os._exit(1)
+                os.write(marker_fd, marker)
+                os._exit(0)
             else:
                 for code in units:
                     exec(code, main.__dict__)
@@ -122,15 +188,27 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
                     exec(extra, main.__dict__)
             status = 0
             completed = True
-        except SystemExit as error:
-            status = exit_status(error)
-            completed = False
+            ending = None
         except BaseException as error:
-            # Print the traceback as `python FILE` would: without this runner's own frame.
-            traceback.print_exception(type(error), error, error.__traceback__.tb_next)
-            status = 1
             completed = False
-        # What `Py_FinalizeEx` does before flushing: join non-daemon threads, run atexit.
+            ending = error
+        if not command_mode:
+            # `python FILE` flushes stdout and stderr as soon as the program's code returns,
+            # before an exception is handled (so output survives an excepthook or an atexit
+            # handler that calls os._exit); errors are ignored there.
+            for stream in (sys.stderr, sys.stdout):
+                try:
+                    if not stream.closed:
+                        stream.flush()
+                except BaseException:
+                    pass
+        if isinstance(ending, SystemExit):
+            status = exit_status(ending)
+        elif ending is not None:
+            report_uncaught(ending)
+            status = 1
+        # What `Py_FinalizeEx` does next: join non-daemon threads, run atexit handlers (last
+        # registered first), then flush the standard streams unless the program closed them.
         try:
             threading._shutdown()
         except BaseException:
@@ -139,7 +217,6 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
             atexit._run_exitfuncs()
         except BaseException:
             pass
-        # Interpreter shutdown flushes the standard streams unless the program closed them.
         try:
             if not sys.stdout.closed:
                 sys.stdout.flush()
@@ -158,4 +235,3 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
                 pass
     finally:
         os._exit(status)
-
