@@ -63,7 +63,7 @@ fn judge_functional_plans_carry_each_test_for_the_referee() {
     );
     assert!(stdin.functional_split.is_none());
     assert!(stdin.programs[0].check.is_none());
-    for profile in [ProfileName::Klear, ProfileName::CodeR1, ProfileName::Rllm] {
+    for profile in [ProfileName::Klear, ProfileName::Rllm] {
         let reference = planned(profile, functional());
         assert!(reference.functional_split.is_none(), "{profile:?}");
         assert!(
