@@ -311,6 +311,9 @@ impl JobExecution<'_> {
         request.limits.wall = limits.job_deadline;
         request.limits.pids = 256;
         request.stderr = StdioSpec::Null;
+        // The runner gives each test its own PID namespace and the program uid, then drops
+        // every capability in the test child before the solution runs (runner/isolation.py).
+        request.supervisor = true;
         let mut process = self
             .sandbox
             .spawn(request)

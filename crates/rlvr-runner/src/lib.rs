@@ -20,6 +20,7 @@ pub const RUNNER_SOURCE: &str = concat!(
     include_str!("runner/protocol.py"),
     include_str!("runner/process.py"),
     include_str!("runner/harness.py"),
+    include_str!("runner/isolation.py"),
     include_str!("runner/test.py"),
     include_str!("runner/main.py"),
 );

@@ -498,7 +498,9 @@ fn bind_root(filesystem: &FilesystemPlan) -> Result<(), Errno> {
 }
 
 /// `/proc` is read-only: no process can write another's `oom_score_adj`, `autogroup`,
-/// `clear_refs` or the network namespace's sysctls through it, whatever its uid.
+/// `clear_refs` or the network namespace's sysctls through it, whatever its uid. `hidepid=2`:
+/// a process sees only the processes it could ptrace, so a runner's test running under the
+/// program uid does not even see the runner.
 fn mount_proc(filesystem: &FilesystemPlan) -> Result<(), Errno> {
     let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY;
     sys::mount(
@@ -506,7 +508,7 @@ fn mount_proc(filesystem: &FilesystemPlan) -> Result<(), Errno> {
         &filesystem.proc_target,
         Some(c"proc"),
         flags,
-        None,
+        Some(c"hidepid=2"),
     )
 }
 

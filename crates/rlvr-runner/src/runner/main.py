@@ -34,9 +34,9 @@ def load(state, header, sources):
 
 
 def make_undumpable():
-    """Test children run with the runner's uid: without this they could open `/proc/1/mem` and
-    rewrite the runner. Non-dumpable processes' /proc files belong to root; forked children
-    inherit the flag, so they cannot touch each other either."""
+    """Where a test child shares the runner's uid (a single mapped id, or degraded mode),
+    without this it could open `/proc/1/mem` and rewrite the runner. Non-dumpable processes'
+    /proc files belong to their namespace's root and need ptrace access besides."""
     try:
         import ctypes
 
@@ -62,13 +62,19 @@ def leftover_ipc_objects():
     return found
 
 
-def reset(header):
+def reset(state, header):
     """Between jobs: nothing a test did may reach the next job. Kill and reap every process,
     empty the work directory, and refuse (the caller then starts a new sandbox) when anything
-    else might carry state."""
+    else might carry state: the runner cannot give tests their own PID namespace (then a test
+    could reach it), or its own limits, priority, affinity, umask or directory changed."""
     import shutil
 
     problems = []
+    isolation = state["isolation"]
+    if not isolation.nested:
+        problems.append(f"tests do not get their own PID namespace ({isolation.reason})")
+    if runner_fingerprint() != state["fingerprint"]:
+        problems.append("the runner's own limits, priority, affinity, umask or directory changed")
     if os.getpid() == 1:
         try:
             os.kill(-1, signal.SIGKILL)
@@ -106,7 +112,8 @@ def main():
     os.close(null)
     install_site_builtins()
     add_site_packages()
-    state = {"units": [], "compile_error": None, "filename": "solution.py", "harness": None}
+    state = {"units": [], "compile_error": None, "filename": "solution.py", "harness": None,
+             "isolation": prepare_isolation(), "fingerprint": runner_fingerprint()}
     while True:
         try:
             header = read_frame()
@@ -122,7 +129,7 @@ def main():
             result, stdout, stderr = run_test(state, header, stdin, extra)
             write_frame(result, stdout, stderr)
         elif operation == "reset":
-            report = reset(header)
+            report = reset(state, header)
             if not undumpable:
                 report["ok"] = False
                 report["problems"].append("the runner could not make itself non-dumpable")
