@@ -337,6 +337,7 @@ pub(crate) fn run_sandboxed(plan: &ChildPlan<'_>) -> ! {
 fn isolate_and_execute(plan: &ChildPlan<'_>) -> Result<std::convert::Infallible, (Step, Errno)> {
     wait_for_id_maps(plan).map_err(at(Step::WaitForIdMaps))?; // ids exist from here on
     take_mapped_ids(plan).map_err(at(Step::BecomeNamespaceRoot))?; // files it creates have owners
+    keep_verifier_dumpable(); // the uid change made the shared memory non-dumpable
     sys::reset_signal_handlers(); // default dispositions (Rust ignores SIGPIPE)
     sys::new_session().map_err(at(Step::NewSession))?; // no process group shared with us
     if plan.filesystem.is_some() {
@@ -357,6 +358,7 @@ fn isolate_and_execute(plan: &ChildPlan<'_>) -> Result<std::convert::Infallible,
     limit_capabilities(plan).map_err(at(Step::LimitCapabilities))?; // bounding set, SECBIT_NOROOT
     drop_privileges(plan).map_err(at(Step::DropPrivileges))?; // the program's uid and gid
     clear_capabilities(plan).map_err(at(Step::ClearCapabilities))?; // none left for a program
+    keep_verifier_dumpable(); // as after every credential change before exec
     sys::process_control(libc::PR_SET_PDEATHSIG, libc::SIGKILL as usize, 0)
         .map_err(at(Step::ParentDeathSignal))?; // verifier dies -> sandbox dies
     sys::process_control(libc::PR_SET_NO_NEW_PRIVS, 1, 0).map_err(at(Step::NoNewPrivileges))?;
@@ -417,12 +419,40 @@ fn clone_sandbox(plan: &ChildPlan<'_>, argument: *mut libc::c_void) -> Result<li
     )
 }
 
+/// `/proc/<pid>` files of a process whose memory is not dumpable belong to root. The sandboxed
+/// process shares the verifier's memory until it execs, and its credential changes mark that
+/// memory not dumpable (the kernel does so on any uid change): another spawn's sandboxed
+/// process may do so at any moment, so make it dumpable again and retry a refused open.
 fn write_id_maps(plan: &ChildPlan<'_>, pid: libc::pid_t) -> Result<(), Errno> {
     let Some(maps) = &plan.id_maps else {
         return Ok(());
     };
-    sys::write_process_file(pid, b"uid_map", &maps.uid_map)?;
-    sys::write_process_file(pid, b"gid_map", &maps.gid_map)
+    for (name, map) in [
+        (&b"uid_map"[..], &maps.uid_map),
+        (&b"gid_map"[..], &maps.gid_map),
+    ] {
+        let mut attempts = 0;
+        loop {
+            let _ = sys::process_control(libc::PR_SET_DUMPABLE, 1, 0);
+            match sys::write_process_file(pid, name, map) {
+                Err(libc::EACCES) if attempts < 1000 => {
+                    attempts += 1;
+                    sys::yield_processor();
+                }
+                other => {
+                    other?;
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Undoes what a credential change does to the memory this process still shares with the
+/// verifier (see `write_id_maps`); the program gets its own memory, dumpable or not, at exec.
+fn keep_verifier_dumpable() {
+    let _ = sys::process_control(libc::PR_SET_DUMPABLE, 1, 0);
 }
 
 /// The clone inherited the first step's ids, which its new namespace may not map (root's are

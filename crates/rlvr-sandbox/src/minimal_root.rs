@@ -1,8 +1,8 @@
 //! The minimal root every sandboxed program sees, as a list of operations under a staging
 //! directory: a tmpfs with read-only binds of `/usr` (and the top-level library and binary
 //! directories where they are not symlinks into it), the interpreter's prefix when it lives
-//! outside `/usr`, three device nodes, `/dev/fd` links, and empty `/proc` and `/tmp` mount
-//! points.
+//! outside `/usr`, `/etc/alternatives` (symlinks only), three device nodes, `/dev/fd` links,
+//! and empty `/proc` and `/tmp` mount points.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -71,6 +71,18 @@ fn root_operations(
         operations.push(RootOperation::Bind {
             source: c_path(&interpreter.host_prefix)?,
             target: inside(&interpreter.sandbox_prefix.to_string_lossy())?,
+            read_only: true,
+        });
+    }
+    // Debian's alternatives: shared libraries such as libblas.so.3 are symlinks through
+    // /etc/alternatives (only symlinks live there; nothing else of /etc is visible).
+    let alternatives = Path::new("/etc/alternatives");
+    if fs_err::symlink_metadata(alternatives).is_ok_and(|metadata| metadata.is_dir()) {
+        operations.push(RootOperation::Directory(inside("etc")?));
+        operations.push(RootOperation::Directory(inside("etc/alternatives")?));
+        operations.push(RootOperation::Bind {
+            source: c_path(alternatives)?,
+            target: inside("etc/alternatives")?,
             read_only: true,
         });
     }

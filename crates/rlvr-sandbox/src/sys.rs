@@ -498,6 +498,11 @@ pub(crate) fn unblock_all_signals() {
     );
 }
 
+/// `sched_yield(2)`.
+pub(crate) fn yield_processor() {
+    let _ = call(libc::SYS_sched_yield, [0; 6]);
+}
+
 /// `kill(pid, signal)`, errors ignored.
 pub(crate) fn kill_raw(pid: libc::pid_t, signal: c_int) {
     let _ = call(libc::SYS_kill, [pid as usize, signal as usize, 0, 0, 0, 0]);

@@ -103,8 +103,8 @@ pub(crate) struct HolderPlan {
 }
 
 /// The holder, in its new user namespace: waits for its id maps, creates the network namespace
-/// (owned by the user namespace), reports, and waits to be told to exit. Child side: raw
-/// system calls only.
+/// (owned by the user namespace), reports, and waits to be killed. Child side: raw system
+/// calls only.
 pub(crate) fn run_holder(plan: &HolderPlan) -> ! {
     if !matches!(sys::read_byte(plan.go), Ok(true)) {
         sys::exit_child(1);
@@ -282,11 +282,10 @@ pub(crate) fn create(mapping: IdMapping) -> Result<SandboxNamespaces, NamespaceF
             mapping: mapping.clone(),
         })
     })();
-    let _ = go.write_all(b"2"); // the holder exits; the descriptors keep the namespaces
-    let _ = sys::wait_child(holder.pid, true);
-    std::mem::forget(holder);
+    // Killed and reaped either way: the descriptors keep the namespaces alive.
+    drop(holder);
     drop(stack); // reaped: nothing runs on it any more
-    drop((plan, ready_write, go_read));
+    drop((plan, ready_write, go_read, go));
     result
 }
 

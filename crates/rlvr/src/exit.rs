@@ -76,10 +76,7 @@ pub(crate) fn init_logging() {
 
 /// Starts the sandbox for a command, mapping a failure to [`SANDBOX_UNAVAILABLE`].
 pub(crate) fn start_sandbox(allow_degraded: bool) -> anyhow::Result<rlvr_sandbox::Sandbox> {
-    let config = rlvr_sandbox::SandboxConfig {
-        allow_degraded,
-        ..rlvr_sandbox::SandboxConfig::default()
-    };
+    let config = crate::command::run::sandbox_config(allow_degraded)?;
     rlvr_sandbox::Sandbox::new(config).map_err(|error| {
         Failure::new(
             SANDBOX_UNAVAILABLE,
