@@ -134,6 +134,14 @@ fn last_capability() -> u32 {
         .unwrap_or(40)
 }
 
+/// Root of the host: uid 0 in the initial user namespace (whose map covers every id). Root of
+/// a container's user namespace cannot map arbitrary host ids: it takes the unprivileged path.
+fn host_root() -> bool {
+    sys::effective_uid() == 0
+        && fs_err::read_to_string("/proc/self/uid_map")
+            .is_ok_and(|map| map.split_whitespace().collect::<Vec<_>>() == ["0", "0", "4294967295"])
+}
+
 const NAMESPACE_PROTECTIONS: [Protection; 6] = [
     Protection::MountNamespace,
     Protection::PidNamespace,
@@ -178,7 +186,7 @@ impl Sandbox {
     /// is missing, unless `config.allow_degraded`.
     pub fn new(config: SandboxConfig) -> Result<Sandbox, SandboxError> {
         let interpreter = Interpreter::resolve(config.python.as_deref())?;
-        let root = sys::effective_uid() == 0;
+        let root = host_root();
         if root && config.uid == config.runner_uid {
             return Err(SandboxError::InvalidRequest {
                 reason: format!(
