@@ -1,11 +1,28 @@
-"""Finding the `rlvr` binary: `$RLVR_BIN`, then the copy bundled in this package, then PATH."""
+"""Finding the `rlvr` binary: `$RLVR_BIN`, then the one this installation carries (the platform
+wheel installs it as a script: the environment's `bin/`, the user scheme's, or `<target>/bin`
+for `pip install --target`; or `rlvr/bin/rlvr` inside the package), then PATH."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import sysconfig
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
+
+
+def _installed_candidates() -> List[str]:
+    package = Path(__file__).resolve().parent
+    candidates = [package / "bin" / "rlvr"]
+    scripts = sysconfig.get_path("scripts")
+    if scripts:
+        candidates.append(Path(scripts) / "rlvr")
+    user_scheme = f"{os.name}_user"
+    if user_scheme in sysconfig.get_scheme_names():
+        candidates.append(Path(sysconfig.get_path("scripts", scheme=user_scheme)) / "rlvr")
+    # `pip install --target DIR` puts scripts in DIR/bin, next to the package.
+    candidates.append(package.parent / "bin" / "rlvr")
+    return [str(candidate) for candidate in candidates]
 
 
 def find_binary(explicit: Optional[str] = None) -> str:
@@ -15,7 +32,7 @@ def find_binary(explicit: Optional[str] = None) -> str:
         candidates.append(explicit)
     if os.environ.get("RLVR_BIN"):
         candidates.append(os.environ["RLVR_BIN"])
-    candidates.append(str(Path(__file__).resolve().parent / "bin" / "rlvr"))
+    candidates += _installed_candidates()
     for candidate in candidates:
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
@@ -23,6 +40,6 @@ def find_binary(explicit: Optional[str] = None) -> str:
     if on_path:
         return on_path
     raise FileNotFoundError(
-        "cannot find the rlvr binary: set RLVR_BIN, bundle it as rlvr/bin/rlvr, or put it on PATH "
-        f"(looked at {candidates} and PATH)"
+        "cannot find the rlvr binary: install the platform wheel (it carries the binary), set "
+        f"RLVR_BIN, or put rlvr on PATH (looked at {candidates} and PATH)"
     )

@@ -1,5 +1,5 @@
-"""Shared by the adapters: ground truths from trainer columns, response text from
-conversational completions, and a result dict turned into the numbers trainers log."""
+"""Shared by the adapters: response text from conversational completions, and a result dict
+turned into the numbers trainers log (ground truths: `rlvr.ground_truth`)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,6 @@ def response_text(completion: Any) -> str:
         last = completion[-1]
         return str(last.get("content", "")) if isinstance(last, dict) else str(last)
     return ""
-
-
-def ground_truth_of(value: Any) -> Any:
-    """A verl `reward_model` struct or a plain ground truth (object or JSON string)."""
-    if isinstance(value, dict) and "ground_truth" in value and "inputs" not in value and "functional" not in value:
-        return value["ground_truth"]
-    return value
 
 
 def numbers(result: Dict[str, Any]) -> Dict[str, float]:

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from rlvr._local import LocalServer
+from rlvr.ground_truth import GroundTruthError, plain, tests_of
 
 RETRIED_STATUSES = {429} | set(range(500, 600))
 
@@ -181,7 +182,7 @@ class Client:
             body = {
                 "query": [queries[position] for position in positions],
                 "prompts": [prompts[position] for position in positions],
-                "labels": [labels[position] for position in positions],
+                "labels": [_tests_or_plain(labels[position]) for position in positions],
             }
             calls.append((path, body, index, deadline, positions))
         return calls
@@ -193,7 +194,7 @@ class Client:
         return headers
 
     def _post(self, path: str, body: Dict[str, Any], shard: int, deadline: float, _positions=None) -> Dict[str, Any]:
-        data = json.dumps(body).encode()
+        data = json.dumps(body, default=plain).encode()
         attempt = 0
         last_error = "no attempt made"
         while True:
@@ -202,7 +203,7 @@ class Client:
                 raise VerifyError(f"deadline passed after {attempt} attempt(s); last error: {last_error}")
             url = self.urls[(shard + attempt) % len(self.urls)]
             if path == "/v1/verify":
-                data = json.dumps(dict(body, deadline=max(remaining, 0.001))).encode()
+                data = json.dumps(dict(body, deadline=max(remaining, 0.001)), default=plain).encode()
             request = urllib.request.Request(url + path, data=data, headers=self._headers(), method="POST")
             wait = min(0.1 * 2 ** attempt, 5.0)
             try:
@@ -235,7 +236,26 @@ def _base_url(url: str) -> str:
 def _job(job: Any, position: int) -> Dict[str, Any]:
     if not isinstance(job, dict):
         raise TypeError(f"job {position} must be a dict with response and ground_truth")
-    return job if "id" in job else dict(job, id=position)
+    job = dict(job)
+    job.setdefault("id", position)
+    if "ground_truth" in job:
+        job["ground_truth"] = _tests_or_plain(job["ground_truth"])
+    return plain(job)
+
+
+def _tests_or_plain(value: Any) -> Any:
+    """The tests in `value` (`rlvr.ground_truth.tests_of`); a value without tests is sent as
+    plain JSON, and the server answers it with an `invalid_job` result saying why."""
+    try:
+        return tests_of(value)
+    except GroundTruthError:
+        return plain(value)
+
+
+def start_server(workers: Optional[int] = None, binary: Optional[str] = None, address: str = "127.0.0.1:0", arguments: Sequence[str] = ()) -> LocalServer:
+    """Starts `rlvr serve` (the binary of this installation: `rlvr.find_binary()`) and returns
+    it once it listens: `.url`, `.pid`, `.stop()` (SIGTERM; also at interpreter exit)."""
+    return LocalServer(binary=binary, workers=workers, address=address, extra_arguments=arguments)
 
 
 def _merge_rewards(answers: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -260,7 +280,16 @@ def default_client() -> Client:
     with _default_lock:
         if _default_client is None or _default_client._closed:
             url = os.environ.get("RLVR_URL") or None
-            _default_client = Client(url, profile=os.environ.get("RLVR_PROFILE") or None)
+            if url is None:
+                # A process pool's worker (verl's prime manager) is ended with SIGTERM, which
+                # skips atexit: tie the server to the starting thread when that thread is the
+                # process's main one, so it dies with the worker instead of outliving it.
+                main_thread = threading.current_thread() is threading.main_thread()
+                server = LocalServer(parent_death_signal=main_thread)
+                _default_client = Client(server.url, profile=os.environ.get("RLVR_PROFILE") or None)
+                _default_client.server = server
+            else:
+                _default_client = Client(url, profile=os.environ.get("RLVR_PROFILE") or None)
             if url is None:
                 os.environ["RLVR_URL"] = _default_client.urls[0]
         return _default_client

@@ -2,7 +2,8 @@
 `--remote_rm_url`), or point those flags at `http://HOST:PORT/get_reward` directly.
 
 `reward_func(queries, prompts, labels, **kwargs)` strips each prompt from its decoded query,
-scores the response against the label (the record's ground truth) and returns
+scores the response against the label (`--label_key label`, `metadata` or any shape
+`rlvr.ground_truth` accepts) and returns
 `{"rewards", "scores", "extra_logs"}` (torch tensors when torch is importable, as OpenRLHF's
 example does; lists otherwise).
 """
@@ -30,3 +31,9 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
     options = {"profile": kwargs["profile"]} if kwargs.get("profile") else {}
     answer = default_client().get_reward(list(queries), list(prompts), list(labels), **options)
     return _as_tensors(answer)
+
+
+if __name__ != "rlvr.openrlhf":
+    # Loaded from its file path (`--reward.remote_url .../rlvr/openrlhf.py`): use the functions
+    # of the importable module, so Ray and process pools pickle them by reference.
+    from rlvr.openrlhf import reward_func  # noqa: E402,F401,F811

@@ -1,8 +1,10 @@
 """TRL GRPO reward functions: `reward_funcs=[code_reward]` (sync) or
 `reward_funcs=[async_code_reward]` (`async def`, scored concurrently with other async
 rewards). TRL passes `prompts`, `completions` and every dataset column as keyword lists; the
-ground truth comes from the `ground_truth` column (or verl's `reward_model` struct). Returns
-one float per completion, or None (NaN in TRL) when the verifier could not score it.
+ground truth comes from the first of the `ground_truth`, `label`, `metadata` (its
+`ground_truth`) and `reward_model` columns (`rlvr.ground_truth`), in any shape `datasets`
+gives them. Returns one float per completion, or None (NaN in TRL) when the verifier could not
+score it.
 
 `make_reward_function(column=..., profile=..., url=..., asynchronous=...)` builds one with
 other settings; its `__name__` is what TRL logs.
@@ -12,12 +14,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Optional
 
-from rlvr._scores import ground_truth_of, response_text
+from rlvr._scores import response_text
 from rlvr.client import Client, default_client
+from rlvr.ground_truth import column_value
 
 
 def make_reward_function(
-    column: str = "ground_truth",
+    column: Optional[str] = None,
     profile: Optional[str] = None,
     url: Optional[str] = None,
     asynchronous: bool = False,
@@ -32,13 +35,9 @@ def make_reward_function(
         return client_holder[0]
 
     def jobs_of(completions: List[Any], kwargs: dict) -> List[dict]:
-        truths = kwargs.get(column)
-        if truths is None and "reward_model" in kwargs:
-            truths = kwargs["reward_model"]
-        if truths is None:
-            raise KeyError(f"the dataset needs a {column!r} column (TRL passes every column but prompt)")
+        truths = column_value(kwargs, column)
         return [
-            {"response": response_text(completion), "ground_truth": ground_truth_of(truth)}
+            {"response": response_text(completion), "ground_truth": truth}
             for completion, truth in zip(completions, truths)
         ]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
-from rlvr._scores import ground_truth_of, numbers
+from rlvr._scores import numbers
 from rlvr.client import Client, default_client
 
 _VERIFY_OPTIONS = ("profile", "reward", "time_limit", "memory_limit", "max_tests", "all_tests", "seed", "deadline")
@@ -36,7 +36,7 @@ def _client(url: Optional[str]) -> Client:
 def _verify(responses: Sequence[str], ground_truths: Sequence[Any], kwargs: Dict[str, Any]) -> List[Dict[str, float]]:
     options = {key: kwargs[key] for key in _VERIFY_OPTIONS if kwargs.get(key) is not None}
     jobs = [
-        {"response": response if isinstance(response, str) else str(response), "ground_truth": ground_truth_of(truth)}
+        {"response": response if isinstance(response, str) else str(response), "ground_truth": truth}
         for response, truth in zip(responses, ground_truths)
     ]
     results = _client(kwargs.get("url")).verify(jobs, **options)
@@ -68,3 +68,12 @@ def compute_score(
 def compute_score_float(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Optional[dict] = None, **kwargs: Any) -> float:
     """For verl's prime manager, which calls positionally and needs a number."""
     return compute_score(data_source, solution_str, ground_truth, extra_info, **kwargs)["score"]
+
+
+if __name__ != "rlvr.verl":
+    # Loaded from its file path: verl runs `custom_reward_function.path=.../rlvr/verl.py` as a
+    # module named `custom_module` (<= 0.6) or `custom_module_<hash>` (0.7+, not even put in
+    # sys.modules), a name no other process can import, so the prime manager's process pool
+    # and Ray could not pickle these functions. Hand out the real `rlvr.verl` functions instead:
+    # they pickle by reference everywhere rlvr is installed.
+    from rlvr.verl import compute_score, compute_score_float  # noqa: E402,F401,F811

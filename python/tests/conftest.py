@@ -15,6 +15,8 @@ import rlvr  # noqa: E402
 
 
 def pytest_configure(config):
+    # Sandbox uids of this suite's own (other suites run sandboxes at the same time).
+    os.environ.setdefault("RLVR_SANDBOX_UID", "61600")
     if not os.environ.get("RLVR_BIN"):
         raise pytest.UsageError("set RLVR_BIN to the built rlvr binary (cargo nextest does)")
 
@@ -57,3 +59,19 @@ WRONG = fenced("print(0)")
 def children_of(pid: int):
     output = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
     return [int(line) for line in output.split()]
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+RELEASE_ROWS = FIXTURES / "release_rows.jsonl"
+"""Four rows in the release's exact layout (`prompt`, `label`, `metadata`), io and functional mixed."""
+
+
+def release_answers():
+    """A right program per fixture row, by `metadata.hash`."""
+    import json
+
+    return json.loads((FIXTURES / "release_answers.json").read_text())
+
+
+def right_answer(row) -> str:
+    return fenced(release_answers()[row["metadata"]["hash"]])

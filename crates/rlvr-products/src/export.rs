@@ -47,6 +47,9 @@ pub struct ExportOptions {
     pub overwrite: bool,
     /// How the input is read.
     pub read: ReadOptions,
+    /// verl layout: the `data_source` column for every row (None keeps each record's
+    /// `metadata.data_source`); see `layout`.
+    pub data_source: Option<String>,
 }
 
 impl Default for ExportOptions {
@@ -62,6 +65,7 @@ impl Default for ExportOptions {
             encoders: read.workers,
             overwrite: false,
             read,
+            data_source: None,
         }
     }
 }
@@ -139,6 +143,7 @@ pub fn export_parquet(
             let (group_receiver, chunk_sender, encoder) =
                 (&group_receiver, chunk_sender.clone(), &encoder);
             let (layout, split) = (options.layout, options.split.as_str());
+            let data_source = options.data_source.as_deref();
             scope.spawn(move || {
                 loop {
                     let next = match group_receiver.lock() {
@@ -152,7 +157,7 @@ pub fn export_parquet(
                     let encoded = encoder.encode_row_group(
                         runs(&mut rows)
                             .into_iter()
-                            .map(|run| layout.batch(run, split)),
+                            .map(|run| layout.batch(run, split, data_source)),
                     );
                     drop(rows);
                     if chunk_sender.send((sequence, count, encoded)).is_err() {
@@ -272,6 +277,20 @@ fn check_options(options: &ExportOptions) -> Result<(), ProductsError> {
                 options.split
             ),
         });
+    }
+    if let Some(data_source) = &options.data_source {
+        if options.layout != Layout::Verl {
+            return Err(ProductsError::InvalidOption {
+                option: "--data-source",
+                reason: "sets verl's `data_source` column: use it with --layout verl".into(),
+            });
+        }
+        if data_source.is_empty() {
+            return Err(ProductsError::InvalidOption {
+                option: "--data-source",
+                reason: "must not be empty".into(),
+            });
+        }
     }
     Ok(())
 }

@@ -23,7 +23,7 @@ pub fn hub_readme(layout: Layout, split: &str, rows: u64) -> String {
              - `prompt`: list of `{role, content}` messages.\n\
              - `reward_model`: `{style, ground_truth}`, `ground_truth` being JSON text (verl's\n  \
                sandbox_fusion and prime_code rewards `json.loads` it).\n\
-             - `extra_info`: `{index, hash, split, data_type, ensure_ascii, normalized_values, lossy_text}`.\n"
+             - `extra_info`: `{index, hash, split, data_type, ensure_ascii, normalized_values, lossy_text, data_source, assert_case}`.\n"
         }
     };
     format!(

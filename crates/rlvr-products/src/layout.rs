@@ -9,7 +9,17 @@
 //!
 //! verl: `data_source`, `prompt`, `ability`, `reward_model` struct{style, ground_truth (JSON
 //! text)}, `extra_info` struct{index, hash, split, data_type, ensure_ascii, normalized_values,
-//! lossy_text}.
+//! lossy_text, data_source, assert_case}.
+//!
+//! verl routes each row's reward by `data_source`. By default the column keeps the record's
+//! `metadata.data_source` (`coder1_longcot`), which only a custom reward such as rlvr's adapter
+//! scores: verl's built-in `default_compute_score` raises NotImplementedError on it, so a
+//! misconfigured run fails instead of scoring wrongly. `--data-source NAME` writes NAME instead;
+//! one of verl's SandboxFusion names ([`SANDBOX_FUSION_DATA_SOURCES`]) makes the stock scorer
+//! send the tests to `rlvr serve`'s `/run_code`, and since that scorer knows assert tests only
+//! as `assert_case`, a functional row's ground truth is then written `{"assert_case": [...]}`
+//! (flag `extra_info.assert_case`). The record's own value stays in `extra_info.data_source`,
+//! so `rlvr import parquet` restores the source byte for byte either way.
 //!
 //! No `huggingface` schema metadata is written: `datasets` 4 spells list features `List` and 3.x
 //! `Sequence`, and each fails on the other's spelling, while both infer these Arrow types
@@ -26,6 +36,15 @@ use crate::arrow_build::{
 };
 use crate::error::ProductsError;
 use crate::row::ExportRow;
+
+/// The `data_source` values verl's `default_compute_score` sends to SandboxFusion (when
+/// `sandbox_fusion.url` is set; to its local `prime_code` otherwise).
+pub const SANDBOX_FUSION_DATA_SOURCES: [&str; 4] = ["codecontests", "apps", "codeforces", "taco"];
+
+/// How a functional ground truth starts in the source, and how verl's SandboxFusion scorer
+/// wants it to start.
+const FUNCTIONAL_PREFIX: &[u8] = b"{\"functional\":";
+const ASSERT_CASE_PREFIX: &[u8] = b"{\"assert_case\":";
 
 /// Which columns to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -81,9 +100,20 @@ impl Layout {
         Arc::new(Schema::new(fields))
     }
 
-    /// The record batch for `rows`; `split` fills verl's `extra_info.split`. The text of a single
-    /// row is moved into the batch rather than copied (its text fields are left empty).
-    pub fn batch(self, rows: &mut [ExportRow], split: &str) -> Result<RecordBatch, ProductsError> {
+    /// The record batch for `rows`; `split` fills verl's `extra_info.split`, `data_source`
+    /// (when given) verl's `data_source` column. The text of a single row is moved into the
+    /// batch rather than copied (its text fields are left empty).
+    pub fn batch(
+        self,
+        rows: &mut [ExportRow],
+        split: &str,
+        data_source: Option<&str>,
+    ) -> Result<RecordBatch, ProductsError> {
+        let assert_case = if self == Self::Verl {
+            rename_functional(rows, data_source)
+        } else {
+            Vec::new()
+        };
         let prompt = prompts(
             rows,
             |row| &mut row.prompt_roles,
@@ -129,7 +159,8 @@ impl Layout {
             ],
             Self::Verl => vec![
                 strings(
-                    rows.iter().map(|row| row.routing.data_source.as_str()),
+                    rows.iter()
+                        .map(|row| data_source.unwrap_or(row.routing.data_source.as_str())),
                     "data_source",
                 )?,
                 prompt,
@@ -161,6 +192,11 @@ impl Layout {
                         booleans(rows.iter().map(|row| row.ensure_ascii)),
                         booleans(rows.iter().map(|row| row.normalized_values)),
                         booleans(rows.iter().map(|row| row.lossy_text)),
+                        strings(
+                            rows.iter().map(|row| row.routing.data_source.as_str()),
+                            "extra_info.data_source",
+                        )?,
+                        booleans(assert_case.iter().copied()),
                     ],
                     "extra_info",
                 )?,
@@ -183,6 +219,33 @@ impl Layout {
             ("inputs" | "outputs" | "functional", _) => self == Self::Hf,
             _ => false,
         }
+    }
+}
+
+/// With a SandboxFusion data source, functional ground truths become `{"assert_case": ...}`;
+/// returns which rows were rewritten.
+fn rename_functional(rows: &mut [ExportRow], data_source: Option<&str>) -> Vec<bool> {
+    let routed = data_source.is_some_and(|name| SANDBOX_FUSION_DATA_SOURCES.contains(&name));
+    rows.iter_mut()
+        .map(|row| {
+            let rename =
+                routed && row.functional && row.ground_truth.starts_with(FUNCTIONAL_PREFIX);
+            if rename {
+                row.ground_truth.splice(
+                    ..FUNCTIONAL_PREFIX.len(),
+                    ASSERT_CASE_PREFIX.iter().copied(),
+                );
+            }
+            rename
+        })
+        .collect()
+}
+
+/// The source ground truth of a row written with `extra_info.assert_case` set.
+pub fn source_ground_truth(text: String, assert_case: bool) -> String {
+    match text.strip_prefix("{\"assert_case\":") {
+        Some(rest) if assert_case => format!("{{\"functional\":{rest}"),
+        _ => text,
     }
 }
 
@@ -210,5 +273,7 @@ fn extra_info_fields() -> Fields {
         Field::new("ensure_ascii", DataType::Boolean, false),
         Field::new("normalized_values", DataType::Boolean, false),
         Field::new("lossy_text", DataType::Boolean, false),
+        Field::new("data_source", DataType::Utf8, false),
+        Field::new("assert_case", DataType::Boolean, false),
     ])
 }

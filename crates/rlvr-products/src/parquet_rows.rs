@@ -215,15 +215,22 @@ fn verl_row(
     };
     Ok(ReleaseParts {
         prompt: columns.prompt(columns.column(batch, "prompt")?, row)?,
-        ground_truth: columns.text(
-            columns.child(reward_model, "ground_truth")?,
-            row,
-            "reward_model.ground_truth",
-        )?,
+        ground_truth: crate::layout::source_ground_truth(
+            columns.text(
+                columns.child(reward_model, "ground_truth")?,
+                row,
+                "reward_model.ground_truth",
+            )?,
+            columns.flag(extra("assert_case"), row),
+        ),
         hash: hash.into_bytes(),
         routing: Routing {
             data_type,
-            data_source: columns.text(columns.column(batch, "data_source")?, row, "data_source")?,
+            // `--data-source` exports keep the record's own value in `extra_info.data_source`.
+            data_source: match extra("data_source") {
+                Some(array) => columns.text(array, row, "extra_info.data_source")?,
+                None => columns.text(columns.column(batch, "data_source")?, row, "data_source")?,
+            },
             ability: columns.text(columns.column(batch, "ability")?, row, "ability")?,
             style: columns.text(
                 columns.child(reward_model, "style")?,

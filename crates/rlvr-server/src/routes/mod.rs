@@ -3,6 +3,7 @@
 
 mod health;
 mod open_instruct;
+mod open_instruct_tests;
 mod openrlhf;
 mod sandbox_fusion;
 mod verify;

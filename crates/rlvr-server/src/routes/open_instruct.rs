@@ -1,8 +1,8 @@
 //! open-instruct-compatible `POST /test_program` (a program and a list of assert strings)
 //! and `POST /test_program_stdio` (a program and `[{input, output}]`), answering
-//! `{"results": [0 | 1, ...], "runtimes": [seconds, ...]}`. Tests must be JSON (a list, or
-//! a string holding one): the pickled and compressed form open-instruct also accepts cannot
-//! be decoded safely and is refused with 400.
+//! `{"results": [0 | 1, ...], "runtimes": [seconds, ...]}`. `tests` may take every form
+//! open-instruct sends, including the release's label as it is (`open_instruct_tests`); the
+//! pickled form is refused with a 422 saying so, as is every other unusable `tests`.
 //!
 //! Each test is scored by the judge profile: asserts run one per process after the program
 //! and pass only when they complete; stdio output is compared token by token.
@@ -19,6 +19,7 @@ use rlvr_engine::Job;
 use rlvr_verify::{Extraction, PlanOptions, Profile, ProfileName, Status, TestSuite, Verdict};
 use serde_json::{Value, json};
 
+use super::open_instruct_tests::{DecodedTests, decode_tests};
 use super::{check_size, json_body, run_one, time_limit};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -40,80 +41,29 @@ pub(crate) async fn test_program(
     State(state): State<Arc<AppState>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let request: TestRequest = json_body(body)?;
-    let tests = decode_tests(&request.tests)?;
-    let mut asserts = Vec::with_capacity(tests.len());
-    for (index, test) in tests.into_iter().enumerate() {
-        match test {
-            Value::String(statement) => asserts.push(Value::String(statement)),
-            other => {
-                return Err(ApiError::bad_request(format!(
-                    "tests[{index}] must be an assert string, found {other}"
-                )));
-            }
-        }
-    }
-    score(
-        &state,
-        &request,
-        json!({ "functional": asserts }),
-        asserts.len(),
-    )
-    .await
+    respond(&state, json_body(body)?, false).await
 }
 
 pub(crate) async fn test_program_stdio(
     State(state): State<Arc<AppState>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let request: TestRequest = json_body(body)?;
-    let tests = decode_tests(&request.tests)?;
-    let mut inputs = Vec::with_capacity(tests.len());
-    let mut outputs = Vec::with_capacity(tests.len());
-    for (index, test) in tests.into_iter().enumerate() {
-        let Value::Object(mut test) = test else {
-            return Err(ApiError::bad_request(format!(
-                "tests[{index}] must be an object {{\"input\", \"output\"}}"
-            )));
-        };
-        match (test.remove("input"), test.remove("output")) {
-            (Some(input), Some(output)) => {
-                inputs.push(input);
-                outputs.push(output);
-            }
-            _ => {
-                return Err(ApiError::bad_request(format!(
-                    "tests[{index}] needs both \"input\" and \"output\""
-                )));
-            }
-        }
-    }
-    let count = inputs.len();
-    score(
-        &state,
-        &request,
-        json!({ "inputs": inputs, "outputs": outputs }),
-        count,
-    )
-    .await
+    respond(&state, json_body(body)?, true).await
 }
 
-/// A JSON list, or a string holding one; anything else (base64 of a pickle) is refused.
-fn decode_tests(tests: &Value) -> Result<Vec<Value>, ApiError> {
-    match tests {
-        Value::Array(tests) => Ok(tests.clone()),
-        Value::String(text) => match serde_json::from_str::<Value>(text) {
-            Ok(Value::Array(tests)) => Ok(tests),
-            _ => Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "tests must be JSON (a list, or a string holding a JSON list); pickled or \
-                 compressed tests are not accepted",
-            )),
-        },
-        other => Err(ApiError::bad_request(format!(
-            "tests must be a list, found {other}"
-        ))),
-    }
+/// Both routes: the tests' own shape decides how they run (asserts or stdin/stdout pairs).
+async fn respond(
+    state: &Arc<AppState>,
+    request: TestRequest,
+    stdio: bool,
+) -> Result<Json<Value>, ApiError> {
+    let tests = decode_tests(&request.tests, stdio)?;
+    let count = tests.len();
+    let ground_truth = match tests {
+        DecodedTests::Asserts(asserts) => json!({ "functional": asserts }),
+        DecodedTests::Stdio { inputs, outputs } => json!({ "inputs": inputs, "outputs": outputs }),
+    };
+    score(state, &request, ground_truth, count).await
 }
 
 async fn score(
@@ -126,8 +76,12 @@ async fn score(
         return Ok(Json(json!({ "results": [], "runtimes": [] })));
     }
     check_size(state, count)?;
-    let suite = TestSuite::from_value(&ground_truth)
-        .map_err(|error| ApiError::bad_request(error.to_string()))?;
+    let suite = TestSuite::from_value(&ground_truth).map_err(|error| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("tests cannot be run: {error}"),
+        )
+    })?;
     let (profile, response) = program_as_response(&request.program);
     let per_test = time_limit("max_execution_time", Some(request.max_execution_time))?;
     let job = Job {
@@ -206,15 +160,5 @@ mod tests {
             }
             assert_eq!(extracted.as_deref(), Some(program), "{response}");
         }
-    }
-
-    #[test]
-    fn pickled_tests_are_refused() {
-        let error = decode_tests(&Value::String("eJxLy8lPTgQACv8C/Q==".into())).unwrap_err();
-        assert_eq!(error.status, StatusCode::UNPROCESSABLE_ENTITY);
-        assert_eq!(
-            decode_tests(&Value::String("[\"assert 1\"]".into())).unwrap(),
-            vec![Value::from("assert 1")]
-        );
     }
 }

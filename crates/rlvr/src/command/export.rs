@@ -47,6 +47,12 @@ struct ParquetArgs {
     /// zstd compression level (negative levels are faster, larger).
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     zstd_level: i32,
+    /// verl layout: write NAME as every row's `data_source` (default: the record's own,
+    /// `coder1_longcot`, which only a custom reward such as rlvr's adapter scores). codecontests,
+    /// apps, codeforces or taco route verl's stock scorer to SandboxFusion (`rlvr serve`'s
+    /// /run_code); functional tests are then written as verl's `assert_case`.
+    #[arg(long, value_name = "NAME")]
+    data_source: Option<String>,
     /// Split name used in shard names, the README and verl's `extra_info.split`.
     #[arg(long, default_value = "train")]
     split: String,
@@ -78,6 +84,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         zstd_level: args.zstd_level,
         encoders: read.workers,
         overwrite: args.overwrite,
+        data_source: args.data_source,
         read,
         ..ExportOptions::default()
     };
