@@ -5,24 +5,19 @@
 //! it by running out of memory gets `memory_limit`. Only when no runner can be started does a
 //! test get `sandbox_error` (and the job `sandbox_error`, never a silent 0).
 
-use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::runner_start::{RunnerProcess, start_runner};
 use crate::sharing::{self, HelpBoard, SharedStage};
 use rlvr_runner::{Harness, Outcome, Runner, RunnerError, TestLimits, TestReport};
-use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec, WORK_DIRECTORY};
+use rlvr_sandbox::{Sandbox, SandboxedProcess, WORK_DIRECTORY};
 use rlvr_verify::{
     ExecutionPlan, ExecutionResult, JobRun, Profile, StageCondition, TestProgram, TestRun, Verdict,
     judge_test,
 };
 
-/// Memory the runner process itself may use on top of a test's limit (interpreter, preloaded
-/// modules such as pandas, pipes).
-const RUNNER_HEADROOM_BYTES: u64 = 512 << 20;
-/// Memory limit of the sandbox when the profile sets none (the in-process references).
-const DEFAULT_MEMORY_BYTES: u64 = 2 << 30;
 /// A runner that fails this many times in one job is not restarted again.
 const MAX_RUNNER_RESTARTS: usize = 3;
 const SIGKILL: i32 = 9;
@@ -292,36 +287,8 @@ impl JobExecution<'_> {
 
     fn start_session(&self) -> Result<Session, String> {
         let limits = &self.plan.limits;
-        let memory = limits
-            .memory_bytes
-            .unwrap_or(DEFAULT_MEMORY_BYTES)
-            .max(1 << 30)
-            + RUNNER_HEADROOM_BYTES;
-        let mut request = SpawnRequest::new(Program::Command {
-            argv: std::iter::once("python".to_owned())
-                .chain(
-                    rlvr_runner::interpreter_arguments()
-                        .iter()
-                        .map(|argument| (*argument).to_owned()),
-                )
-                .collect(),
-        });
-        request.limits.memory_bytes = memory;
-        request.limits.cpu = Duration::from_secs(24 * 3600);
-        request.limits.wall = limits.job_deadline;
-        request.limits.pids = 256;
-        request.stderr = StdioSpec::Null;
-        // The runner gives each test its own PID namespace and the program uid, then drops
-        // every capability in the test child before the solution runs (runner/isolation.py).
-        request.supervisor = true;
-        let mut process = self
-            .sandbox
-            .spawn(request)
-            .map_err(|error| error.to_string())?;
-        let (Some(stdin), Some(stdout)) = (process.stdin.take(), process.stdout.take()) else {
-            return Err("the sandbox gave the runner no pipes".to_owned());
-        };
-        let runner = Runner::new(OwnedFd::from(stdin), OwnedFd::from(stdout));
+        let RunnerProcess { process, runner } =
+            start_runner(self.sandbox, limits.memory_bytes, limits.job_deadline)?;
         let out_of_memory_kills = process.usage().out_of_memory_kills;
         Ok(Session {
             process,

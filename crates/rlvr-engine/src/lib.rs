@@ -7,9 +7,11 @@ mod executor;
 mod in_order;
 mod job_line;
 mod result_line;
+mod runner_start;
 mod sharing;
 
 pub use engine::{Engine, EngineConfig, EngineStatistics, Job, QueueFull, Reply};
 pub use in_order::InOrder;
 pub use job_line::{JobLine, JobLineError, JobTests, parse_job_line, parse_job_value};
 pub use result_line::result_line;
+pub use runner_start::{RunnerProcess, runner_memory_bytes, start_runner};

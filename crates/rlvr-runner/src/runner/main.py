@@ -62,6 +62,28 @@ def leftover_ipc_objects():
     return found
 
 
+def make_removable(directory):
+    """A test may leave directories without permissions; the runner may lack CAP_DAC_OVERRIDE
+    (degraded mode), so give them back their owner's permissions, top down, before removing."""
+    try:
+        os.chmod(directory, 0o700)
+    except OSError:
+        pass
+    for root, directories, _ in os.walk(directory):
+        for name in directories:
+            try:
+                os.chmod(os.path.join(root, name), 0o700)
+            except OSError:
+                pass
+
+
+def work_directory_mode():
+    try:
+        return os.stat(os.getcwd()).st_mode & 0o7777
+    except OSError:
+        return 0o700
+
+
 def reset(state, header):
     """Between jobs: nothing a test did may reach the next job. Kill and reap every process,
     empty the work directory, and refuse (the caller then starts a new sandbox) when anything
@@ -89,9 +111,14 @@ def reset(state, header):
         try:
             for entry in os.scandir(work):
                 if entry.is_dir(follow_symlinks=False):
+                    make_removable(entry.path)
                     shutil.rmtree(entry.path)
                 else:
                     os.unlink(entry.path)
+            # The directory itself: its mode and extended attributes are state too.
+            os.chmod(work, state["work_mode"])
+            for name in os.listxattr(work):
+                os.removexattr(work, name)
         except OSError as error:
             problems.append(f"cannot empty {work}: {error}")
     leftovers = leftover_ipc_objects()
@@ -113,7 +140,8 @@ def main():
     install_site_builtins()
     add_site_packages()
     state = {"units": [], "compile_error": None, "filename": "solution.py", "harness": None,
-             "isolation": prepare_isolation(), "fingerprint": runner_fingerprint()}
+             "isolation": prepare_isolation(), "fingerprint": runner_fingerprint(),
+             "work_mode": work_directory_mode()}
     while True:
         try:
             header = read_frame()

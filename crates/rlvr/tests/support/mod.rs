@@ -160,9 +160,10 @@ impl Caller {
         path
     }
 
-    /// `rlvr ARGUMENTS...` as this caller.
+    /// `rlvr ARGUMENTS...` as this caller (test binaries of the `rlvr` crate only).
     pub fn rlvr(&self, arguments: &[&str]) -> Command {
-        self.program(env!("CARGO_BIN_EXE_rlvr"), arguments)
+        let binary = option_env!("CARGO_BIN_EXE_rlvr").expect("the rlvr binary of this crate");
+        self.program(binary, arguments)
     }
 
     /// `PROGRAM ARGUMENTS...` as this caller, with the sandbox settings of its mode.
