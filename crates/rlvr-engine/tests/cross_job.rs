@@ -221,6 +221,73 @@ fn scenario_engine() {
     }
 }
 
+/// Our own children whose command line is the warm runner's (the sandbox makes each runner a
+/// direct child of the process that spawned it).
+fn runner_children() -> Vec<i32> {
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Ok(pid) = name.parse::<i32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let parent = stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().nth(1));
+        let command = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if parent == Some(me.as_str())
+            && String::from_utf8_lossy(&command).contains("rlvr warm runner")
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A runner that dies in the middle of a job (killed from outside here: a response cannot
+/// reach it) is replaced; the test it was running runs again and the job scores as if nothing
+/// happened, never `null`.
+fn scenario_runner_restart() {
+    let engine = Engine::start(
+        sandbox(),
+        EngineConfig {
+            workers: 1,
+            queue_capacity: 8,
+        },
+    );
+    let inputs: Vec<String> = (0..6).map(|index| format!("{index} {index}\n")).collect();
+    let outputs: Vec<String> = (0..6).map(|index| format!("{}\n", 2 * index)).collect();
+    let slow = "import time\ntime.sleep(0.4)\na, b = map(int, input().split())\nprint(a + b)";
+    let killer = std::thread::spawn(|| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while runner_children().is_empty() {
+            assert!(std::time::Instant::now() < deadline, "no runner was seen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(900)); // a few tests into the job
+        let killed = runner_children();
+        for pid in &killed {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+        killed
+    });
+    let results = score_all(&engine, vec![job(slow, inputs, outputs)]);
+    let killed = killer.join().expect("killer thread");
+    // The job needed a new runner after the kill: it is the one kept for the next job.
+    let replacements = runner_children();
+    engine.shutdown();
+    assert!(!killed.is_empty());
+    assert!(
+        !replacements.is_empty() && replacements.iter().all(|pid| !killed.contains(pid)),
+        "no replacement runner: killed {killed:?}, now {replacements:?}"
+    );
+    assert_eq!(results[0].score, Some(1.0), "{:?}", results[0]);
+}
+
 /// Runs `inner` (an ignored test of this binary) again as `mode`'s unprivileged caller and
 /// asserts it passed; skipped with a message when the mode cannot run here.
 fn rerun_unprivileged(mode: Mode, uid: u32, inner: &str) {
@@ -262,15 +329,30 @@ fn issue_12_nothing_passes_between_jobs_through_the_engine_as_root() {
 }
 
 #[test]
+fn issue_12_a_dead_runner_is_replaced_as_root() {
+    if Caller::new(Mode::Root, PROGRAM_UID).is_some() {
+        scenario_runner_restart();
+    }
+}
+
+#[test]
 fn issue_15_nothing_passes_from_job_to_job_in_a_user_namespace() {
     rerun_unprivileged(Mode::UserNamespace, 64101, "unprivileged_same_runner");
     rerun_unprivileged(Mode::UserNamespace, 64102, "unprivileged_engine");
+    rerun_unprivileged(Mode::UserNamespace, 64103, "unprivileged_runner_restart");
 }
 
 #[test]
 fn issue_15_nothing_passes_from_job_to_job_with_subordinate_ids() {
     rerun_unprivileged(Mode::SubordinateIds, 64201, "unprivileged_same_runner");
     rerun_unprivileged(Mode::SubordinateIds, 64202, "unprivileged_engine");
+    rerun_unprivileged(Mode::SubordinateIds, 64203, "unprivileged_runner_restart");
+}
+
+#[test]
+#[ignore = "run by the issue_15 tests as an unprivileged user"]
+fn unprivileged_runner_restart() {
+    scenario_runner_restart();
 }
 
 #[test]
