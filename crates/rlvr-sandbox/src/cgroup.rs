@@ -303,7 +303,10 @@ fn probe_v2(
                 }
             }
             Err(error) => {
-                reasons.push(format!("cannot enable controllers in {}: {error}", base.display()));
+                reasons.push(format!(
+                    "cannot enable controllers in {}: {error}",
+                    base.display()
+                ));
                 continue;
             }
         }
@@ -755,7 +758,12 @@ mod tests {
         let base = tempfile::tempdir().expect("temp dir");
         let dead = "rlvr-verifier-999999999";
         let alive = format!("rlvr-sandbox-{}-0", std::process::id());
-        for name in [dead, "rlvr-sandbox-999999998-1", alive.as_str(), "unrelated"] {
+        for name in [
+            dead,
+            "rlvr-sandbox-999999998-1",
+            alive.as_str(),
+            "unrelated",
+        ] {
             std::fs::create_dir(base.path().join(name)).expect("mkdir");
         }
         std::fs::create_dir(base.path().join("rlvr-sandbox-999999998-1/run-3")).expect("mkdir");

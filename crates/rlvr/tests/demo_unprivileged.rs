@@ -34,7 +34,10 @@ fn issue_15_the_demo_runs_without_root() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("mode: user namespace (no root needed)"), "{stdout}");
+    assert!(
+        stdout.contains("mode: user namespace (no root needed)"),
+        "{stdout}"
+    );
     assert!(stdout.contains("skipping scripts/setup"), "{stdout}");
     // Both profiles scored every example job.
     let results = stdout
