@@ -15,7 +15,6 @@ use rustix::pipe::PipeFlags;
 use crate::error::SandboxError;
 use crate::isolation::{ChildPlan, IdMaps, Identity, PlannedFile, Step, UserNamespaceEntry};
 use crate::minimal_root::{c_path, c_string};
-use crate::outcome::SandboxMode;
 use crate::process::SandboxedProcess;
 use crate::request::{Limits, Program, SpawnRequest, StdioSpec, WorkFile};
 use crate::sandbox::{Inner, Sandbox, WORK_DIRECTORY, high, sealed_memory_file};
@@ -489,11 +488,6 @@ impl Sandbox {
                 Ok((executable, arguments))
             }
         }
-    }
-
-    /// The mode, for callers that must know whether runs are fully isolated.
-    pub fn is_degraded(&self) -> bool {
-        self.inner().mode == SandboxMode::Degraded
     }
 }
 
