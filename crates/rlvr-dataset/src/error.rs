@@ -11,8 +11,8 @@ use crate::record::RecordError;
 /// A problem that stops reading the whole file.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    /// The file cannot be opened or read (the message names the path).
-    #[error("{source}")]
+    /// The file cannot be opened or read.
+    #[error("cannot read `{}`", path.display())]
     Io {
         /// The file.
         path: PathBuf,

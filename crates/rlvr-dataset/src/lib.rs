@@ -8,6 +8,7 @@
 
 pub mod error;
 pub mod json;
+pub mod label_equality;
 pub mod reader;
 pub mod record;
 pub mod stats;
@@ -16,6 +17,7 @@ pub mod text;
 pub mod validation;
 
 pub use error::{BadLine, LineError, ReadError};
+pub use label_equality::label_equals_ground_truth;
 pub use reader::{
     Line, LinePosition, ReadOptions, ReadSummary, RowLookup, for_each_line, parse_line, read_row,
 };

@@ -134,14 +134,14 @@ fn io_error(path: &Path, source: std::io::Error) -> ReadError {
 }
 
 /// Opens `path` for reading, refusing directories with a clear error.
-pub(crate) fn open(path: &Path) -> Result<(fs_err::File, u64), ReadError> {
-    let metadata = fs_err::metadata(path).map_err(|source| io_error(path, source))?;
+pub(crate) fn open(path: &Path) -> Result<(std::fs::File, u64), ReadError> {
+    let metadata = std::fs::metadata(path).map_err(|source| io_error(path, source))?;
     if metadata.is_dir() {
         return Err(ReadError::Directory {
             path: path.to_path_buf(),
         });
     }
-    let file = fs_err::File::open(path).map_err(|source| io_error(path, source))?;
+    let file = std::fs::File::open(path).map_err(|source| io_error(path, source))?;
     Ok((file, metadata.len()))
 }
 
@@ -330,7 +330,7 @@ fn split_and_map<T>(chunk: Arc<Chunk>, map: &(impl Fn(Line<'_>) -> T + Sync)) ->
 
 /// Reads up to `want` more bytes into `buffer[*filled..]`; returns true at end of file.
 fn fill(
-    file: &mut fs_err::File,
+    file: &mut std::fs::File,
     path: &Path,
     buffer: &mut Vec<u8>,
     filled: &mut usize,
@@ -359,7 +359,7 @@ struct ChunkSenders {
 
 /// Reads the file into chunks of whole lines; returns the number of bytes read.
 fn read_chunks(
-    mut file: fs_err::File,
+    mut file: std::fs::File,
     path: PathBuf,
     chunk_bytes: usize,
     pool_size: usize,

@@ -371,9 +371,9 @@ impl<'v, 'a> RecordRef<'v, 'a> {
         })
     }
 
-    /// Whether `label == metadata.ground_truth` in Python.
+    /// Whether `label == metadata.ground_truth` in Python ([`crate::label_equals_ground_truth`]).
     pub fn label_equals_ground_truth(&self) -> bool {
-        self.label_value.python_eq(self.ground_truth_value)
+        crate::label_equals_ground_truth(self.label_value, self.ground_truth_value)
     }
 
     /// Whether the four routing fields hold the documented constants.

@@ -232,7 +232,8 @@ pub fn check_value(value: &ValueRef<'_>) -> RowCheck {
     let label = value.get("label");
     let ground_truth = metadata.and_then(|metadata| metadata.get("ground_truth"));
     match (label, ground_truth) {
-        (Some(label), Some(ground_truth)) if label.python_eq(ground_truth) => {}
+        (Some(label), Some(ground_truth))
+            if crate::label_equals_ground_truth(label, ground_truth) => {}
         (Some(_), Some(_)) => fail(
             Check::LabelEqualsGroundTruth,
             "label differs from metadata.ground_truth".to_owned(),

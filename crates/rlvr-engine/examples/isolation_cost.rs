@@ -30,7 +30,7 @@ fn start(sandbox: &Sandbox, supervisor: bool) -> Result<(SandboxedProcess, Runne
             )
             .collect(),
     });
-    request.limits.memory_bytes = rlvr_engine::runner_memory_bytes(None);
+    request.limits.memory_bytes = rlvr_engine::runner_memory_bytes(1 << 30);
     request.limits.cpu = Duration::from_secs(3600);
     request.limits.wall = Duration::from_secs(3600);
     request.limits.pids = 256;

@@ -1,7 +1,14 @@
 //! The engine: a bounded queue of jobs and one worker thread per core. Each worker plans a job
 //! (cheap), then executes it through its own warm runner; the caller's reply function receives
 //! the result. Callers that need job order (the CLI) reorder with [`crate::InOrder`].
+//!
+//! Every submitted job gets exactly one reply. A panic while planning or executing a job is
+//! caught: the job is answered `sandbox_error` with the panic's message as its reason (a
+//! `null` score, never a silent 0), the worker drops its runner and goes on with the next job.
+//! Should a task be dropped unanswered all the same (a worker thread that died), its reply
+//! still fires, with a `sandbox_error` saying so.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
@@ -9,9 +16,12 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
 use rlvr_sandbox::Sandbox;
-use rlvr_verify::{JobResult, Plan, PlanOptions, Profile, TestSuite, Verdict, aggregate, plan};
+use rlvr_verify::{
+    JobResult, Plan, PlanOptions, Profile, ProfileName, TestSuite, Verdict, aggregate, plan,
+};
 
 use crate::executor::Executor;
+use crate::fault_injection::{self, Site};
 use crate::sharing::HelpBoard;
 
 /// One response to score.
@@ -62,6 +72,8 @@ pub struct EngineStatistics {
     pub queued: AtomicU64,
     /// Times a worker with nothing queued helped run another worker's big job.
     pub helped_stages: AtomicU64,
+    /// Panics caught while scoring a job (each answered `sandbox_error`; the worker lived on).
+    pub panics: AtomicU64,
 }
 
 /// The queue is full: try again later.
@@ -71,7 +83,51 @@ pub struct QueueFull;
 
 struct Task {
     job: Job,
-    reply: Reply,
+    reply: ReplyOnce,
+}
+
+/// A reply that fires exactly once: with the job's result, or, when dropped unanswered (a
+/// worker that died, a queue dropped at shutdown), with a `sandbox_error` saying so.
+struct ReplyOnce {
+    reply: Option<Reply>,
+    profile: ProfileName,
+}
+
+impl ReplyOnce {
+    fn new(reply: Reply, profile: ProfileName) -> Self {
+        Self {
+            reply: Some(reply),
+            profile,
+        }
+    }
+
+    fn send(mut self, result: JobResult) {
+        if let Some(reply) = self.reply.take() {
+            deliver(reply, result);
+        }
+    }
+}
+
+impl Drop for ReplyOnce {
+    fn drop(&mut self) {
+        if let Some(reply) = self.reply.take() {
+            deliver(
+                reply,
+                JobResult::sandbox_error(
+                    self.profile,
+                    "internal error: the worker stopped before this job finished",
+                ),
+            );
+        }
+    }
+}
+
+/// Calls a reply; a panic inside the caller's function is contained so it cannot take the
+/// worker down (or abort the process when it happens during unwinding).
+fn deliver(reply: Reply, result: JobResult) {
+    if catch_unwind(AssertUnwindSafe(move || reply(result))).is_err() {
+        tracing::error!("a reply function panicked; the worker goes on");
+    }
 }
 
 /// The worker pool.
@@ -123,6 +179,7 @@ impl Engine {
     pub fn submit(&self, job: Job, reply: Reply) {
         self.statistics.queued.fetch_add(1, Ordering::Relaxed);
         let sender = self.sender.as_ref().expect("the engine is running");
+        let reply = ReplyOnce::new(reply, job.profile.name);
         if let Err(error) = sender.send(Task { job, reply }) {
             self.statistics.queued.fetch_sub(1, Ordering::Relaxed);
             drop(error);
@@ -133,10 +190,14 @@ impl Engine {
     pub fn try_submit(&self, job: Job, reply: Reply) -> Result<(), QueueFull> {
         let sender = self.sender.as_ref().expect("the engine is running");
         self.statistics.queued.fetch_add(1, Ordering::Relaxed);
+        let reply = ReplyOnce::new(reply, job.profile.name);
         match sender.try_send(Task { job, reply }) {
             Ok(()) => Ok(()),
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+            Err(TrySendError::Full(task) | TrySendError::Disconnected(task)) => {
                 self.statistics.queued.fetch_sub(1, Ordering::Relaxed);
+                // Refused, not dropped: the caller keeps responsibility for this job.
+                let Task { mut reply, .. } = task;
+                reply.reply.take();
                 Err(QueueFull)
             }
         }
@@ -191,7 +252,16 @@ fn work(
             Err(TryRecvError::Empty) => {
                 // Nothing queued: help a worker that is running a big job.
                 if let Some(stage) = board.find() {
-                    executor.help(&stage);
+                    let helped = catch_unwind(AssertUnwindSafe(|| executor.help(&stage)));
+                    if let Err(payload) = helped {
+                        statistics.panics.fetch_add(1, Ordering::Relaxed);
+                        tracing::error!(
+                            "panic while helping another worker's job: {}",
+                            panic_message(payload.as_ref())
+                        );
+                        // Its runner may be in any state: start afresh.
+                        executor = Executor::new(sandbox, cancelled);
+                    }
                     statistics.helped_stages.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
@@ -204,7 +274,19 @@ fn work(
         };
         let Task { job, reply } = task;
         statistics.queued.fetch_sub(1, Ordering::Relaxed);
-        let result = score(&mut executor, &job, board);
+        let result = match catch_unwind(AssertUnwindSafe(|| score(&mut executor, &job, board))) {
+            Ok(result) => result,
+            Err(payload) => {
+                statistics.panics.fetch_add(1, Ordering::Relaxed);
+                let message = panic_message(payload.as_ref());
+                tracing::error!("panic while scoring a job: {message}");
+                executor = Executor::new(sandbox, cancelled);
+                JobResult::sandbox_error(
+                    job.profile.name,
+                    format!("internal error: the verifier failed on this job ({message})"),
+                )
+            }
+        };
         if let Some(tests) = &result.tests {
             for test in tests {
                 if test.verdict != Verdict::Skipped {
@@ -218,18 +300,34 @@ fn work(
             }
         }
         statistics.jobs.fetch_add(1, Ordering::Relaxed);
-        reply(result);
+        reply.send(result);
     }
+}
+
+/// The text of a panic's payload (`panic!` with a message gives a `&str` or a `String`).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 /// Plans and executes one job.
 fn score(executor: &mut Executor<'_>, job: &Job, board: &HelpBoard) -> JobResult {
+    fault_injection::panic_if_armed(Site::Plan, |marker| job.response.contains(marker));
     match plan(&job.profile, &job.response, &job.suite, &job.options) {
         Plan::Finished(result) => result,
         Plan::Execute(execution) => {
             let execution = Arc::new(execution);
-            let run = executor.execute(&job.profile, &execution, board);
-            aggregate(&execution, &run)
+            let (run, note) = executor.execute(&job.profile, &execution, board);
+            let mut result = aggregate(&execution, &run);
+            // What the runner saw (the code does not compile, the response made the runner
+            // die) explains the verdicts; a reason the aggregate gave comes first.
+            if result.reason.is_none() {
+                result.reason = note;
+            }
+            result
         }
     }
 }

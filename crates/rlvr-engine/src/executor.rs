@@ -1,25 +1,36 @@
 //! Runs one job's execution plan: one sandboxed warm runner per job, a fresh forked child per
 //! test, stages in order, early stop where the scoring allows it, and a job deadline.
 //!
-//! A runner that dies or stops answering is replaced and the job goes on; a test that killed
-//! it by running out of memory gets `memory_limit`. Only when no runner can be started does a
-//! test get `sandbox_error` (and the job `sandbox_error`, never a silent 0).
+//! A runner that dies or stops answering is replaced and the job goes on. Who is to blame
+//! decides the verdict (see [`JobExecution::run_test`]): the response, when a fresh runner dies
+//! on the same program again (the test fails: `memory_limit` when the cgroup OOM-killed it,
+//! `timeout` when it stopped answering, `runtime_error` otherwise, and the job's `reason` says
+//! what happened); the infrastructure, when no runner can be started or a fresh one cannot load
+//! even an empty program (`sandbox_error`, and the job `sandbox_error`, never a silent 0). A
+//! response can therefore neither void its own score nor take the worker down.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::runner_start::{RunnerProcess, start_runner};
+use crate::fault_injection::{self, Site};
+use crate::runner_start::{RUNNER_CPU, RunnerProcess, start_runner};
 use crate::sharing::{self, HelpBoard, SharedStage};
 use rlvr_runner::{Harness, Outcome, Runner, RunnerError, TestLimits, TestReport};
 use rlvr_sandbox::{Sandbox, SandboxedProcess, WORK_DIRECTORY};
 use rlvr_verify::{
-    ExecutionPlan, ExecutionResult, JobRun, Profile, StageCondition, TestProgram, TestRun, Verdict,
-    judge_test,
+    ExecutionPlan, ExecutionResult, JobRun, Profile, ProgramText, StageCondition, TestProgram,
+    TestRun, Verdict, judge_test,
 };
 
-/// A runner that fails this many times in one job is not restarted again.
-const MAX_RUNNER_RESTARTS: usize = 3;
+/// Runner deaths the response may cause in one job; after that its remaining tests fail
+/// without running (each death costs a sandbox start, and the response is plainly hostile).
+const MAX_RESPONSE_RUNNER_DEATHS: usize = 3;
+/// How often one test may kill a runner before the death is the test's failure: once could be
+/// a fluke of the machine, twice on a fresh runner is the program.
+const DEATHS_PER_TEST: usize = 2;
+/// A job's deadline never reaches past this (an `Instant` cannot be pushed arbitrarily far).
+const LONGEST_JOB: Duration = Duration::from_secs(30 * 24 * 3600);
 const SIGKILL: i32 = 9;
 const SIGXCPU: i32 = 24;
 
@@ -28,7 +39,9 @@ struct Session {
     process: SandboxedProcess,
     runner: Runner,
     /// The source currently compiled in the runner.
-    loaded: Option<String>,
+    loaded: Option<ProgramText>,
+    /// Why it does not compile, when it does not (the last line of the error).
+    compile_error: Option<String>,
     /// OOM kills in the sandbox's cgroup seen so far.
     out_of_memory_kills: u64,
 }
@@ -38,7 +51,7 @@ struct Session {
 struct SessionKey {
     harness: Option<Harness>,
     preload: Vec<&'static str>,
-    memory_bytes: Option<u64>,
+    memory_bytes: u64,
 }
 
 impl SessionKey {
@@ -80,24 +93,21 @@ impl<'a> Executor<'a> {
         None
     }
 
-    /// Runs every stage the plan needs and returns the verdicts.
+    /// Runs every stage the plan needs and returns the verdicts, with a note on what the
+    /// runner saw when it explains them (the code does not compile, the runner died).
     pub(crate) fn execute(
         &mut self,
         profile: &Arc<Profile>,
         plan: &Arc<ExecutionPlan>,
         board: &HelpBoard,
-    ) -> JobRun {
+    ) -> (JobRun, Option<String>) {
         let started = Instant::now();
-        let job_deadline = started + plan.limits.job_deadline;
+        let job_deadline = started
+            .checked_add(plan.limits.job_deadline.min(LONGEST_JOB))
+            .unwrap_or(started);
         let key = SessionKey::of(profile, plan);
         let session = self.reusable_session(&key);
-        let mut job = JobExecution {
-            sandbox: self.sandbox,
-            plan,
-            profile,
-            session,
-            restarts: 0,
-        };
+        let mut job = JobExecution::new(self.sandbox, plan, profile, session);
         let mut run = JobRun::default();
         for (stage_index, stage) in plan.stages.iter().enumerate() {
             if stage.run_if == StageCondition::PreviousStageNotAllPassed
@@ -116,15 +126,17 @@ impl<'a> Executor<'a> {
                     stage_index,
                     job_deadline,
                 ));
-                board.post(&shared);
-                drain(&mut job, &shared, self.cancelled);
-                board.remove(&shared);
+                let posted = board.post(&shared);
+                drain(&mut job, &shared, self.cancelled, Site::Execute);
+                drop(posted);
                 let runs = shared.finish();
                 run.deadline_exceeded |= shared.deadline_exceeded.load(Ordering::Relaxed);
                 run.stages.push(runs);
                 continue;
             }
-            let stage_deadline = stage.budget.map(|budget| Instant::now() + budget);
+            let stage_deadline = stage
+                .budget
+                .and_then(|budget| Instant::now().checked_add(budget));
             let mut runs = Vec::with_capacity(stage.programs.len());
             let mut stop = false;
             for &program_index in &stage.programs {
@@ -164,7 +176,7 @@ impl<'a> Executor<'a> {
             run.stages.push(runs);
         }
         self.kept = job.session.take().map(|session| (key, session));
-        run
+        (run, job.note)
     }
 }
 
@@ -173,45 +185,34 @@ impl Executor<'_> {
     pub(crate) fn help(&mut self, shared: &SharedStage) {
         let key = SessionKey::of(&shared.profile, &shared.plan);
         let session = self.reusable_session(&key);
-        let mut job = JobExecution {
-            sandbox: self.sandbox,
-            plan: &shared.plan,
-            profile: &shared.profile,
-            session,
-            restarts: 0,
-        };
-        drain(&mut job, shared, self.cancelled);
+        let mut job = JobExecution::new(self.sandbox, &shared.plan, &shared.profile, session);
+        drain(&mut job, shared, self.cancelled, Site::Help);
         self.kept = job.session.take().map(|session| (key, session));
     }
 }
 
 /// Claims and runs tests of a shared stage until none is left.
-fn drain(job: &mut JobExecution<'_>, shared: &SharedStage, cancelled: &AtomicBool) {
+fn drain(job: &mut JobExecution<'_>, shared: &SharedStage, cancelled: &AtomicBool, site: Site) {
     let stage = &shared.plan.stages[shared.stage];
-    while let Some(position) = shared.claim(cancelled) {
+    while let Some(claim) = shared.claim(cancelled) {
         let now = Instant::now();
         if now >= shared.deadline {
             shared.deadline_exceeded.store(true, Ordering::Relaxed);
-            shared.complete(
-                position,
-                TestRun {
-                    verdict: Verdict::Timeout,
-                    wall_time: None,
-                },
-            );
+            claim.complete(TestRun {
+                verdict: Verdict::Timeout,
+                wall_time: None,
+            });
             continue;
         }
         let time_limit = stage.time_per_test.min(shared.deadline - now);
-        let program = &shared.plan.programs[stage.programs[position]];
+        let program = &shared.plan.programs[stage.programs[claim.position]];
+        fault_injection::panic_if_armed(site, |marker| program.source.contains(marker));
         let result = job.run_test(program, time_limit);
         let verdict = judge_test(&shared.profile, program, &result);
-        shared.complete(
-            position,
-            TestRun {
-                verdict,
-                wall_time: result.wall_time,
-            },
-        );
+        claim.complete(TestRun {
+            verdict,
+            wall_time: result.wall_time,
+        });
     }
 }
 
@@ -237,12 +238,61 @@ struct JobExecution<'e> {
     plan: &'e ExecutionPlan,
     profile: &'e Profile,
     session: Option<Session>,
-    restarts: usize,
+    /// Runner deaths this job's response caused.
+    response_deaths: usize,
+    /// What the runner saw that explains the verdicts (first one wins).
+    note: Option<String>,
 }
 
-impl JobExecution<'_> {
+/// A runner that failed, and whether it failed loading the program or running a test.
+struct SessionFailure {
+    during_load: bool,
+    error: RunnerError,
+}
+
+impl<'e> JobExecution<'e> {
+    fn new(
+        sandbox: &'e Sandbox,
+        plan: &'e ExecutionPlan,
+        profile: &'e Profile,
+        session: Option<Session>,
+    ) -> Self {
+        Self {
+            sandbox,
+            plan,
+            profile,
+            session,
+            response_deaths: 0,
+            note: None,
+        }
+    }
+
+    fn note(&mut self, note: impl FnOnce() -> String) {
+        if self.note.is_none() {
+            self.note = Some(note());
+        }
+    }
+
+    /// Runs one test, replacing the runner when it dies. Who is to blame for a death:
+    ///
+    /// * the cgroup OOM-killed something: the test ran out of memory (`memory_limit`);
+    /// * the runner stopped answering during the test: `timeout`;
+    /// * it died running the test: the test is retried once on a fresh runner, and a second
+    ///   death is the test's failure (`runtime_error`);
+    /// * it died loading (compiling) the program: retried once on a fresh runner; a second
+    ///   death while a fresh runner still loads an empty program is the response's failure
+    ///   (`runtime_error`), otherwise the runner itself is broken (`sandbox_error`).
+    ///
+    /// After [`MAX_RESPONSE_RUNNER_DEATHS`] deaths while running tests, or one confirmed death
+    /// while loading, the job's remaining tests fail without running. Only a sandbox that
+    /// cannot start is `sandbox_error`.
     fn run_test(&mut self, program: &TestProgram, time_limit: Duration) -> ExecutionResult {
+        fault_injection::panic_if_armed(Site::Execute, |marker| program.source.contains(marker));
+        let mut deaths = 0;
         loop {
+            if self.response_deaths >= MAX_RESPONSE_RUNNER_DEATHS {
+                return runner_died();
+            }
             let session = match self.session.as_mut() {
                 Some(session) => session,
                 None => match self.start_session() {
@@ -250,39 +300,85 @@ impl JobExecution<'_> {
                     Err(message) => return sandbox_error(message),
                 },
             };
-            match session.run(self.plan, self.profile, program, time_limit) {
-                Ok(result) => return result,
-                Err(failure) => {
-                    // The runner died or hung: find out whether the test did it by running out
-                    // of memory, replace the runner, and move on.
-                    let session = self.session.take().expect("a session was running");
-                    let out_of_memory = session.finish_after_failure();
-                    self.restarts += 1;
-                    if out_of_memory {
-                        return ExecutionResult {
-                            memory_exceeded: true,
-                            signal: Some(SIGKILL),
-                            wall_time: Some(time_limit),
-                            ..ExecutionResult::default()
-                        };
+            let failure = match session.run(self.plan, self.profile, program, time_limit) {
+                Ok((result, compile_error)) => {
+                    if let Some(compile_error) = compile_error {
+                        self.note(|| format!("the code does not compile: {compile_error}"));
                     }
-                    if matches!(failure, RunnerError::Deadline) {
-                        return ExecutionResult {
-                            timed_out: true,
-                            wall_time: Some(time_limit),
-                            ..ExecutionResult::default()
-                        };
-                    }
-                    if self.restarts > MAX_RUNNER_RESTARTS {
-                        return sandbox_error(format!(
-                            "the runner failed {} times: {failure}",
-                            self.restarts
-                        ));
-                    }
-                    tracing::debug!("runner failed ({failure}); restarting it");
+                    return result;
                 }
+                Err(failure) => failure,
+            };
+            let session = self.session.take().expect("a session was running");
+            let out_of_memory = session.finish_after_failure();
+            let stage = if failure.during_load {
+                "loading the response"
+            } else {
+                "running a test"
+            };
+            // Running out of memory or time is the test's own verdict, as it always was; it
+            // costs one restart and does not count toward the deaths that end the job.
+            if out_of_memory {
+                if failure.during_load {
+                    self.note(|| "the runner ran out of memory loading the response".to_owned());
+                }
+                return ExecutionResult {
+                    memory_exceeded: true,
+                    signal: Some(SIGKILL),
+                    wall_time: Some(time_limit),
+                    completed: Some(false),
+                    ..ExecutionResult::default()
+                };
             }
+            if matches!(failure.error, RunnerError::Deadline) && !failure.during_load {
+                return ExecutionResult {
+                    timed_out: true,
+                    wall_time: Some(time_limit),
+                    completed: Some(false),
+                    ..ExecutionResult::default()
+                };
+            }
+            deaths += 1;
+            tracing::debug!("runner failed {stage} ({}); restarting it", failure.error);
+            if deaths < DEATHS_PER_TEST {
+                continue;
+            }
+            self.response_deaths += 1;
+            if failure.during_load {
+                // Twice dead on this program: is it the program or the runner?
+                if let Err(problem) = self.probe_runner() {
+                    return sandbox_error(format!(
+                        "the runner fails to load even an empty program: {problem}"
+                    ));
+                }
+                // The response's code kills the interpreter compiling it: every other program
+                // of the job holds the same code, so none is loaded again.
+                self.response_deaths = MAX_RESPONSE_RUNNER_DEATHS;
+            }
+            let error = failure.error;
+            self.note(|| format!("the response made the runner die {stage} ({error})"));
+            return runner_died();
         }
+    }
+
+    /// Starts a fresh runner and loads an empty program with this plan's modules and harness;
+    /// the runner is kept for the job's next test.
+    fn probe_runner(&mut self) -> Result<(), String> {
+        let mut session = self.start_session()?;
+        let report = session
+            .runner
+            .load(
+                &["pass"],
+                "solution.py",
+                &self.plan.required_modules,
+                harness(self.profile),
+            )
+            .map_err(|error| error.to_string())?;
+        if !report.ok {
+            return Err(report.preload_errors.join("; "));
+        }
+        self.session = Some(session);
+        Ok(())
     }
 
     fn start_session(&self) -> Result<Session, String> {
@@ -294,48 +390,89 @@ impl JobExecution<'_> {
             process,
             runner,
             loaded: None,
+            compile_error: None,
             out_of_memory_kills,
         })
     }
 }
 
 impl Session {
+    /// Runs one test, loading its program first when the runner holds another. Returns the
+    /// result and, when the program does not compile, the error.
     fn run(
         &mut self,
         plan: &ExecutionPlan,
         profile: &Profile,
         program: &TestProgram,
         time_limit: Duration,
-    ) -> Result<ExecutionResult, RunnerError> {
-        if self.loaded.as_deref() != Some(program.source.as_str()) {
-            let report = self.runner.load(
-                &[program.source.as_str()],
-                "solution.py",
-                &plan.required_modules,
-                harness(profile),
-            )?;
-            if !report.ok {
-                return Ok(sandbox_error(format!(
-                    "the sandbox interpreter cannot import what this profile needs: {}",
-                    report.preload_errors.join("; ")
-                )));
+    ) -> Result<(ExecutionResult, Option<String>), SessionFailure> {
+        // Shared heads compare by pointer first (`Arc<str>` equality does), so a job's stdin
+        // tests never compare their code byte by byte.
+        let loaded = self.loaded.as_ref() == Some(&program.source);
+        if !loaded {
+            if fault_injection::armed(Site::RunnerLoad, |marker| program.source.contains(marker)) {
+                self.process.kill();
             }
+            let report = self
+                .runner
+                .load(
+                    // The whole text exists only while it is sent.
+                    &[&program.source.to_string()],
+                    "solution.py",
+                    &plan.required_modules,
+                    harness(profile),
+                )
+                .map_err(|error| SessionFailure {
+                    during_load: true,
+                    error,
+                })?;
+            if !report.ok {
+                return Ok((
+                    sandbox_error(format!(
+                        "the sandbox interpreter cannot import what this profile needs: {}",
+                        report.preload_errors.join("; ")
+                    )),
+                    None,
+                ));
+            }
+            self.compile_error = report.compile_error.map(|text| {
+                text.trim_end()
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+                    .to_owned()
+            });
             self.loaded = Some(program.source.clone());
         }
         let limits = TestLimits {
             wall_ms: u64::try_from(time_limit.as_millis())
                 .unwrap_or(u64::MAX)
                 .max(1),
-            cpu_seconds: time_limit.as_secs() + 1,
-            output_bytes: plan.limits.output_bytes,
-            address_space_bytes: plan.limits.memory_bytes.unwrap_or(0),
+            cpu_seconds: (time_limit.as_secs() + 1).min(RUNNER_CPU.as_secs() - 1),
+            output_bytes: bounded(
+                plan.limits
+                    .output_cap(program.expected.as_ref().map(String::len)),
+            ),
+            address_space_bytes: bounded(plan.limits.memory_bytes),
         };
         let stdin = program.stdin.as_deref().unwrap_or("").as_bytes();
-        let report = self.runner.run_test(stdin, None, limits)?;
+        if fault_injection::armed(Site::RunnerRun, |marker| program.source.contains(marker)) {
+            self.process.kill();
+        }
+        let report = self
+            .runner
+            .run_test(stdin, None, limits)
+            .map_err(|error| SessionFailure {
+                during_load: false,
+                error,
+            })?;
         let kills = self.process.usage().out_of_memory_kills;
         let out_of_memory = kills > self.out_of_memory_kills;
         self.out_of_memory_kills = kills;
-        Ok(execution_result(report, out_of_memory))
+        Ok((
+            execution_result(report, out_of_memory),
+            self.compile_error.clone(),
+        ))
     }
 
     /// Asks the runner to exit, then kills and reaps the sandbox (dropping does both).
@@ -381,9 +518,27 @@ fn execution_result(report: TestReport, out_of_memory: bool) -> ExecutionResult 
         memory_exceeded: out_of_memory && report.signal == Some(SIGKILL) || memory_error,
         output_exceeded: report.stdout_truncated,
         sandbox_error: None,
-        wall_time: Some(Duration::from_secs_f64(report.wall_ms / 1000.0)),
+        // The runner's figure is data from inside the sandbox: never trust it to be finite.
+        wall_time: Duration::try_from_secs_f64(report.wall_ms / 1000.0).ok(),
         completed: Some(report.completed),
         stdout: report.stdout,
+    }
+}
+
+/// A byte limit as the kernel and Python can take it (an rlimit must fit a C `long`): at most
+/// 1 TiB, whatever a caller that skipped validation asked for.
+fn bounded(bytes: u64) -> u64 {
+    bytes.min(rlvr_verify::MAX_MEMORY_MEGABYTES << 20)
+}
+
+/// A test whose program made the runner die (or whose job already did so too often): the
+/// solution's failure, a `runtime_error`.
+fn runner_died() -> ExecutionResult {
+    ExecutionResult {
+        exit_code: None,
+        signal: Some(SIGKILL),
+        completed: Some(false),
+        ..ExecutionResult::default()
     }
 }
 

@@ -1,7 +1,11 @@
 //! One job line of `rlvr verify`: `{"id": any, "response": str, "ground_truth": object | JSON
 //! string}` or, with a dataset, `{"id": any, "response": str, "index": row}`.
+//!
+//! Lines are read as Python's `json` writes them (lone surrogates, `NaN`; see
+//! [`rlvr_verify::python_json`]), and a key whose value is `null` is the same as an absent key
+//! (`{"ground_truth": null, "index": 3}` is a dataset job), as in every entry point.
 
-use rlvr_verify::{TestSuite, TestSuiteError};
+use rlvr_verify::{TestSuite, TestSuiteError, parse_python_json};
 use serde_json::Value;
 
 /// Where a job's tests come from.
@@ -37,7 +41,7 @@ pub struct JobLineError {
 
 /// Parses one job line.
 pub fn parse_job_line(line: &str) -> Result<JobLine, JobLineError> {
-    let value: Value = serde_json::from_str(line).map_err(|error| JobLineError {
+    let value: Value = parse_python_json(line.as_bytes()).map_err(|error| JobLineError {
         id: Value::Null,
         reason: format!("not valid JSON: {error}"),
     })?;
@@ -52,6 +56,8 @@ pub fn parse_job_value(value: Value) -> Result<JobLine, JobLineError> {
             reason: "a job must be a JSON object".into(),
         });
     };
+    // `null` is absent: pyarrow and pandas write absent keys as `null`.
+    object.retain(|_, value| !value.is_null());
     let id = object.remove("id").unwrap_or(Value::Null);
     let fail = |reason: String| JobLineError {
         id: id.clone(),
@@ -81,7 +87,8 @@ pub fn parse_job_value(value: Value) -> Result<JobLine, JobLineError> {
             Some(row) => JobTests::DatasetRow(row),
             None => {
                 return Err(fail(format!(
-                    "`index` must be a non-negative integer, found {index}"
+                    "`index` must be a non-negative integer, found {}",
+                    describe(&index)
                 )));
             }
         },
@@ -96,6 +103,17 @@ pub fn parse_job_value(value: Value) -> Result<JobLine, JobLineError> {
         response,
         tests,
     })
+}
+
+/// A value as error messages show it: scalars with their value, containers by kind.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Array(_) | Value::Object(_) => kind(value).to_owned(),
+        Value::String(text) => {
+            format!("a string ({:?})", text.chars().take(24).collect::<String>())
+        }
+        other => other.to_string(),
+    }
 }
 
 fn kind(value: &Value) -> &'static str {
@@ -122,6 +140,102 @@ mod tests {
             let job = parse_job_line(line).unwrap();
             assert_eq!(job.id, 7);
             assert!(matches!(job.tests, JobTests::Inline(ref suite) if suite.len() == 1));
+        }
+    }
+
+    /// Issue 16: `null` keys are absent keys.
+    #[test]
+    fn issue_16_null_keys_are_absent() {
+        let job = parse_job_line(r#"{"id": 1, "response": "x", "ground_truth": null, "index": 4}"#)
+            .unwrap();
+        assert!(matches!(job.tests, JobTests::DatasetRow(4)));
+        let job = parse_job_line(
+            r#"{"id": null, "response": "x", "index": null, "ground_truth": {"inputs": ["1"], "outputs": ["1"], "functional": null}}"#,
+        )
+        .unwrap();
+        assert!(job.id.is_null());
+        assert!(matches!(job.tests, JobTests::Inline(ref suite) if suite.len() == 1));
+        let error = parse_job_line(r#"{"id": 1, "response": null, "index": 4}"#).unwrap_err();
+        assert_eq!(error.reason, "missing `response`");
+    }
+
+    /// Issue 13: a lone surrogate escape does not make the line invalid.
+    #[test]
+    fn issue_13_lone_surrogates_and_nan_are_read_as_python_reads_them() {
+        let job = parse_job_line(
+            r#"{"id": "\udc80", "response": "x\ud800", "ground_truth": {"inputs": ["\ud800"], "outputs": ["1"]}}"#,
+        )
+        .unwrap();
+        assert_eq!(job.id, "\u{fffd}");
+        assert_eq!(job.response, "x\u{fffd}");
+        let error = parse_job_line(
+            r#"{"id": 2, "response": "x", "ground_truth": {"functional": ["assert 1"], "timeout": NaN}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(error.id, 2);
+        assert!(
+            error.reason.contains("\"timeout\" must be a number"),
+            "{}",
+            error.reason
+        );
+    }
+
+    /// Any JSON a trainer might send, nested a little.
+    fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let scalar = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_map(|number| serde_json::Number::from_f64(number)
+                    .map_or(Value::Null, Value::Number)),
+            "[a-z0-9 \\n]{0,12}".prop_map(Value::from),
+        ];
+        scalar.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec(
+                    (
+                        prop_oneof![
+                            Just("id".to_owned()),
+                            Just("response".to_owned()),
+                            Just("ground_truth".to_owned()),
+                            Just("index".to_owned()),
+                            Just("inputs".to_owned()),
+                            Just("outputs".to_owned()),
+                            Just("functional".to_owned()),
+                            Just("timeout".to_owned()),
+                            Just("max_test_cases".to_owned()),
+                        ],
+                        inner
+                    ),
+                    0..6
+                )
+                .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Issue 12: whatever a job holds, parsing answers (a job or a reason), never panics,
+        /// and keeps the id of an object for the result line.
+        #[test]
+        fn issue_12_any_job_value_is_a_job_or_a_reason(value in any_value()) {
+            let id = value.get("id").cloned().unwrap_or(Value::Null);
+            match parse_job_value(value) {
+                Ok(job) => proptest::prop_assert_eq!(job.id, id),
+                Err(error) => {
+                    proptest::prop_assert!(!error.reason.is_empty());
+                    proptest::prop_assert_eq!(error.id, id);
+                }
+            }
+        }
+
+        /// Issue 12: any text at all, JSON or not, never panics the line parser.
+        #[test]
+        fn issue_12_any_line_is_a_job_or_a_reason(line in "\\PC{0,64}") {
+            let _ = parse_job_line(&line);
         }
     }
 

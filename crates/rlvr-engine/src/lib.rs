@@ -4,6 +4,7 @@
 
 mod engine;
 mod executor;
+mod fault_injection;
 mod in_order;
 mod job_line;
 mod result_line;
@@ -15,3 +16,8 @@ pub use in_order::InOrder;
 pub use job_line::{JobLine, JobLineError, JobTests, parse_job_line, parse_job_value};
 pub use result_line::result_line;
 pub use runner_start::{RunnerProcess, runner_memory_bytes, start_runner};
+
+/// Test-only fault injection (debug builds only): see `RLVR_TEST_FAULT` in docs/runner.md.
+#[cfg(debug_assertions)]
+#[doc(hidden)]
+pub use fault_injection::arm as arm_test_faults;

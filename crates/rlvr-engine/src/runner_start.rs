@@ -13,8 +13,9 @@ use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec};
 /// Memory the runner process itself may use on top of a test's limit (interpreter, preloaded
 /// modules such as pandas, pipes).
 const RUNNER_HEADROOM_BYTES: u64 = 512 << 20;
-/// Memory limit of the sandbox when the profile sets none (the in-process references).
-const DEFAULT_MEMORY_BYTES: u64 = 2 << 30;
+/// CPU time of the whole runner process (the sandbox's limit); a test's own CPU limit must stay
+/// below it, since a child cannot raise its hard limit past its parent's.
+pub(crate) const RUNNER_CPU: Duration = Duration::from_secs(24 * 3600);
 
 /// A started runner: its sandboxed process (dropping it kills the tree) and the connection.
 #[derive(Debug)]
@@ -25,10 +26,12 @@ pub struct RunnerProcess {
     pub runner: Runner,
 }
 
-/// The sandbox memory limit of a runner whose tests may use `test_memory_bytes` each.
-pub fn runner_memory_bytes(test_memory_bytes: Option<u64>) -> u64 {
+/// The sandbox memory limit of a runner whose tests may use `test_memory_bytes` each. Bounded:
+/// a limit from a caller that skipped validation cannot overflow or ask the cgroup for more
+/// than the largest limit a job may set.
+pub fn runner_memory_bytes(test_memory_bytes: u64) -> u64 {
     test_memory_bytes
-        .unwrap_or(DEFAULT_MEMORY_BYTES)
+        .min(rlvr_verify::MAX_MEMORY_MEGABYTES << 20)
         .max(1 << 30)
         + RUNNER_HEADROOM_BYTES
 }
@@ -36,7 +39,7 @@ pub fn runner_memory_bytes(test_memory_bytes: Option<u64>) -> u64 {
 /// Starts a runner in `sandbox` for tests limited to `test_memory_bytes`, living at most `wall`.
 pub fn start_runner(
     sandbox: &Sandbox,
-    test_memory_bytes: Option<u64>,
+    test_memory_bytes: u64,
     wall: Duration,
 ) -> Result<RunnerProcess, String> {
     let mut request = SpawnRequest::new(Program::Command {
@@ -49,7 +52,7 @@ pub fn start_runner(
             .collect(),
     });
     request.limits.memory_bytes = runner_memory_bytes(test_memory_bytes);
-    request.limits.cpu = Duration::from_secs(24 * 3600);
+    request.limits.cpu = RUNNER_CPU;
     request.limits.wall = wall;
     request.limits.pids = 256;
     request.stderr = StdioSpec::Null;

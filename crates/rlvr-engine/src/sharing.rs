@@ -5,6 +5,11 @@
 //!
 //! Only stages whose tests are independent are shared: not prime's first pass (one process and
 //! one time budget for all its tests in the reference).
+//!
+//! A claimed test is always completed, even when the worker running it panics ([`Claim`]
+//! completes it as `sandbox_error` when dropped unfinished), so the owner waiting in
+//! [`SharedStage::finish`] can never wait forever; and a posted stage is always taken down
+//! ([`Posted`]), even when its owner panics.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -73,7 +78,8 @@ impl SharedStage {
     }
 
     /// Hands out the next test (a position in the stage), or `None` when there is none left.
-    pub(crate) fn claim(&self, cancelled: &AtomicBool) -> Option<usize> {
+    /// The claim must be completed: dropping it unfinished records a `sandbox_error`.
+    pub(crate) fn claim<'stage>(&'stage self, cancelled: &AtomicBool) -> Option<Claim<'stage>> {
         let mut state = self.lock();
         if state.stopped || cancelled.load(Ordering::Relaxed) || state.next >= state.results.len() {
             return None;
@@ -81,11 +87,15 @@ impl SharedStage {
         let position = state.next;
         state.next += 1;
         state.outstanding += 1;
-        Some(position)
+        Some(Claim {
+            stage: self,
+            position,
+            completed: false,
+        })
     }
 
     /// Records a claimed test's run.
-    pub(crate) fn complete(&self, position: usize, run: TestRun) {
+    fn complete(&self, position: usize, run: TestRun) {
         let may_stop = self.plan.stages[self.stage].may_stop_at_first_failure;
         let mut state = self.lock();
         if run.verdict != Verdict::Pass && may_stop {
@@ -125,6 +135,49 @@ impl SharedStage {
     }
 }
 
+/// One claimed test of a shared stage.
+pub(crate) struct Claim<'stage> {
+    stage: &'stage SharedStage,
+    /// The test's position in the stage's program list.
+    pub(crate) position: usize,
+    completed: bool,
+}
+
+impl Claim<'_> {
+    /// Records the test's run.
+    pub(crate) fn complete(mut self, run: TestRun) {
+        self.completed = true;
+        self.stage.complete(self.position, run);
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        if !self.completed {
+            // The worker running it panicked: the owner must not wait for it forever.
+            self.stage.complete(
+                self.position,
+                TestRun {
+                    verdict: Verdict::SandboxError,
+                    wall_time: None,
+                },
+            );
+        }
+    }
+}
+
+/// A stage on the board, taken down when this is dropped (also when its owner panics).
+pub(crate) struct Posted<'board> {
+    board: &'board HelpBoard,
+    stage: Arc<SharedStage>,
+}
+
+impl Drop for Posted<'_> {
+    fn drop(&mut self) {
+        self.board.remove(&self.stage);
+    }
+}
+
 /// Stages open for help, shared by all workers of an engine.
 #[derive(Default)]
 pub(crate) struct HelpBoard {
@@ -138,11 +191,16 @@ impl HelpBoard {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    pub(crate) fn post(&self, stage: &Arc<SharedStage>) {
+    /// Posts a stage until the returned guard is dropped.
+    pub(crate) fn post(&self, stage: &Arc<SharedStage>) -> Posted<'_> {
         self.lock().push(Arc::clone(stage));
+        Posted {
+            board: self,
+            stage: Arc::clone(stage),
+        }
     }
 
-    pub(crate) fn remove(&self, stage: &Arc<SharedStage>) {
+    fn remove(&self, stage: &Arc<SharedStage>) {
         self.lock().retain(|posted| !Arc::ptr_eq(posted, stage));
     }
 

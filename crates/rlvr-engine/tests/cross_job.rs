@@ -52,7 +52,7 @@ fn sandbox() -> Sandbox {
 
 /// What `source` prints as the first test of a freshly started runner.
 fn first_output(sandbox: &Sandbox, source: &str, stdin: &[u8]) -> String {
-    let mut started = start_runner(sandbox, None, Duration::from_secs(120)).expect("runner");
+    let mut started = start_runner(sandbox, 1 << 30, Duration::from_secs(120)).expect("runner");
     let report = started
         .runner
         .load(&[source], "solution.py", &[], None)
@@ -76,7 +76,7 @@ fn first_output(sandbox: &Sandbox, source: &str, stdin: &[u8]) -> String {
 fn scenario_same_runner() {
     let sandbox = sandbox();
     let pristine = first_output(&sandbox, FINGERPRINT, b"");
-    let mut started = start_runner(&sandbox, None, Duration::from_secs(120)).expect("runner");
+    let mut started = start_runner(&sandbox, 1 << 30, Duration::from_secs(120)).expect("runner");
     let runner = &mut started.runner;
     runner
         .load(&[ATTACKER], "solution.py", &[], None)

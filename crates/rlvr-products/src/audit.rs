@@ -9,9 +9,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use rlvr_dataset::record::RecordRef;
-use rlvr_dataset::{Line, ReadOptions, for_each_line};
+use rlvr_dataset::{Line, LineError, ReadOptions, for_each_line};
 
 use crate::audit_rules::{Flag, record_flags};
+use crate::bad_lines::note_bad_line;
 use crate::error::ProductsError;
 use crate::group_key::{GroupBy, GroupKey, group_key, key_of_bytes};
 
@@ -58,6 +59,8 @@ pub struct AuditReport {
     pub flagged_rows: u64,
     /// Lines that are not records (not audited).
     pub unreadable_lines: u64,
+    /// The first of them, as messages (file, line, row, byte offset, reason).
+    pub bad_lines: Vec<String>,
     /// One entry per flag, every flag listed.
     pub flags: Vec<FlagReport>,
 }
@@ -68,10 +71,11 @@ struct RowAudit {
     tests_key: GroupKey,
 }
 
-fn audit_line(line: Line<'_>, oversized_bytes: usize) -> Option<RowAudit> {
-    let value = line.parse().ok()?;
-    let record = RecordRef::from_value(&value).ok()?;
-    Some(RowAudit {
+fn audit_line(line: Line<'_>, oversized_bytes: usize) -> Result<RowAudit, LineError> {
+    let value = line.parse()?;
+    let record =
+        RecordRef::from_value(&value).map_err(|source| LineError::InvalidRecord { source })?;
+    Ok(RowAudit {
         flags: record_flags(&record, oversized_bytes),
         prompt_key: group_key(&record, GroupBy::NormalizedPrompt),
         tests_key: key_of_bytes(b"tests\0", record.ground_truth_value.raw()),
@@ -85,15 +89,24 @@ pub fn audit_file(input: &Path, options: &AuditOptions) -> Result<AuditReport, P
     let mut groups: HashMap<GroupKey, (Vec<u64>, HashSet<GroupKey>)> = HashMap::new();
     let mut report = AuditReport::default();
     let oversized = options.oversized_bytes;
-    for_each_line(
+    let summary = for_each_line(
         input,
         &options.read,
         |line| audit_line(line, oversized),
         |position, audit| {
             report.rows += 1;
-            let Some(audit) = audit else {
-                report.unreadable_lines += 1;
-                return;
+            let audit = match audit {
+                Ok(audit) => audit,
+                Err(error) => {
+                    note_bad_line(
+                        &mut report.unreadable_lines,
+                        &mut report.bad_lines,
+                        input,
+                        position,
+                        error,
+                    );
+                    return;
+                }
             };
             for flag in audit.flags {
                 rows_by_flag.entry(flag).or_default().push(position.row);
@@ -103,6 +116,11 @@ pub fn audit_file(input: &Path, options: &AuditOptions) -> Result<AuditReport, P
             group.1.insert(audit.tests_key);
         },
     )?;
+    if summary.rows == 0 {
+        return Err(ProductsError::NoRecords {
+            path: input.to_path_buf(),
+        });
+    }
     let repeated = rows_by_flag
         .entry(Flag::PromptRepeatedWithDifferentTests)
         .or_default();

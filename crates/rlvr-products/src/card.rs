@@ -13,6 +13,8 @@ use rlvr_dataset::{
     Line, ReadOptions, RowFigures, StatsAccumulator, ValidationAccumulator, for_each_line,
 };
 
+use rlvr_output::{AtomicFile, CreatedDirectories, commit_all, refuse_overwriting_inputs};
+
 use crate::audit::{AuditOptions, audit_file};
 use crate::charts::{Bar, bar_chart, histogram};
 use crate::error::ProductsError;
@@ -52,6 +54,15 @@ pub fn write_card(
     out_dir: &Path,
     read: &ReadOptions,
 ) -> Result<CardReport, ProductsError> {
+    let readme_path = out_dir.join("README.md");
+    let charts_dir = out_dir.join("charts");
+    let chart_paths: Vec<PathBuf> = CHART_NAMES
+        .iter()
+        .map(|name| charts_dir.join(name))
+        .collect();
+    let mut outputs: Vec<&Path> = chart_paths.iter().map(PathBuf::as_path).collect();
+    outputs.push(&readme_path);
+    refuse_overwriting_inputs(&[input], &outputs)?;
     let mut stats = StatsAccumulator::default();
     let mut validation = ValidationAccumulator::new(5);
     let (mut prompt_chars, mut tests_per_record) = (Vec::new(), Vec::new());
@@ -81,6 +92,11 @@ pub fn write_card(
             stats.add(position.row, &figures);
         }
     })?;
+    if summary.rows == 0 {
+        return Err(ProductsError::NoRecords {
+            path: input.to_path_buf(),
+        });
+    }
     let sha256 = summary.sha256.map(hex_string);
     let statistics = stats.finish(summary.bytes, sha256);
     let validation = validation.finish(input.display().to_string(), &summary);
@@ -92,8 +108,6 @@ pub fn write_card(
         },
     )?;
 
-    let charts_dir = out_dir.join("charts");
-    fs_err::create_dir_all(&charts_dir).map_err(|source| ProductsError::io(&charts_dir, source))?;
     let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
     for size in group_sizes.values() {
         *sizes.entry((*size).min(6)).or_default() += 1;
@@ -113,21 +127,21 @@ pub fn write_card(
         .collect();
     let charts = [
         (
-            "prompt-length.svg",
+            CHART_NAMES[0],
             "Prompt length",
             "characters (bin start)",
             "records",
             histogram(&prompt_chars, 30),
         ),
         (
-            "tests-per-record.svg",
+            CHART_NAMES[1],
             "Tests per record",
             "tests (bin start)",
             "records",
             histogram(&tests_per_record, 30),
         ),
         (
-            "test-kinds.svg",
+            CHART_NAMES[2],
             "Test kinds",
             "kind",
             "records",
@@ -137,18 +151,18 @@ pub fn write_card(
             ],
         ),
         (
-            "duplicate-groups.svg",
+            CHART_NAMES[3],
             "Records per normalised prompt",
             "records sharing one prompt",
             "prompt groups",
             duplicate_bars,
         ),
     ];
-    let mut written = Vec::new();
-    for (name, title, x_label, y_label, bars) in &charts {
-        let path = charts_dir.join(name);
-        bar_chart(&path, title, x_label, y_label, bars)?;
-        written.push(path);
+    let directories = CreatedDirectories::create(&charts_dir)?;
+    let mut files = Vec::new();
+    for ((_, title, x_label, y_label, bars), path) in charts.iter().zip(&chart_paths) {
+        let svg = bar_chart(path, title, x_label, y_label, bars)?;
+        files.push(text_output(path, &svg)?);
     }
 
     let mut readme = String::new();
@@ -192,14 +206,29 @@ pub fn write_card(
             flag.flag, flag.count, flag.why
         );
     }
-    let readme_path = out_dir.join("README.md");
-    fs_err::write(&readme_path, readme)
-        .map_err(|source| ProductsError::io(&readme_path, source))?;
+    files.push(text_output(&readme_path, &readme)?);
+    commit_all(files)?;
+    directories.keep();
     Ok(CardReport {
         readme: readme_path,
-        charts: written,
+        charts: chart_paths,
         validation_passed: validation.passed,
     })
+}
+
+/// The four charts, in the order the card shows them.
+const CHART_NAMES: [&str; 4] = [
+    "prompt-length.svg",
+    "tests-per-record.svg",
+    "test-kinds.svg",
+    "duplicate-groups.svg",
+];
+
+/// An output holding `text`, not yet committed.
+fn text_output(path: &Path, text: &str) -> Result<AtomicFile, ProductsError> {
+    let mut file = AtomicFile::create(path)?;
+    std::io::Write::write_all(&mut file, text.as_bytes()).map_err(|source| file.error(source))?;
+    Ok(file)
 }
 
 fn hex_string(bytes: [u8; 32]) -> String {

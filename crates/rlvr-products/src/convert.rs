@@ -7,15 +7,15 @@
 //! lines, byte for byte (property-tested).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rlvr_dataset::record::RecordRef;
-use rlvr_dataset::{BadLine, LineError, ReadOptions, for_each_line, parse_line};
+use rlvr_dataset::{LineError, ReadOptions, for_each_line, parse_line};
+use rlvr_output::{AtomicFile, refuse_overwriting_inputs};
 
-use crate::atomic_output::AtomicOutput;
+use crate::bad_lines::note_bad_line;
 use crate::error::ProductsError;
-use crate::export::MAX_LISTED;
-use crate::parquet_rows::for_each_parquet_row;
+use crate::parquet_rows::{for_each_parquet_row, parquet_files};
 use crate::release::{PartsError, ReleaseParts};
 
 /// A line layout.
@@ -81,7 +81,7 @@ fn push_line(parts: &ReleaseParts, to: LineLayout, out: &mut Vec<u8>) {
 }
 
 /// Converts `input` (JSON Lines, or Parquet when it ends in `.parquet` or is a directory) to
-/// `output` (JSON Lines).
+/// `output` (JSON Lines, replaced only once complete).
 pub fn convert_file(
     input: &Path,
     output: &Path,
@@ -89,29 +89,48 @@ pub fn convert_file(
     to: LineLayout,
     read: &ReadOptions,
 ) -> Result<ConvertReport, ProductsError> {
-    let mut destination = AtomicOutput::create(output)?;
-    let temporary = destination.temporary().to_path_buf();
-    let writer = &mut destination.writer;
-    let mut report = ConvertReport::default();
     let is_parquet = input.is_dir()
         || input
             .extension()
             .is_some_and(|extension| extension == "parquet");
+    let inputs = if is_parquet {
+        parquet_files(input)?
+    } else {
+        vec![input.to_path_buf()]
+    };
+    let input_paths: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    refuse_overwriting_inputs(&input_paths, &[output])?;
+    let mut destination = AtomicFile::create(output)?;
+    let mut report = ConvertReport::default();
     if is_parquet {
         let mut line = Vec::new();
-        for path in crate::parquet_rows::parquet_files(input)? {
-            for_each_parquet_row(&path, |parts| {
+        for path in &inputs {
+            let mut file_row = 0u64;
+            for_each_parquet_row(path, |mut parts| {
+                file_row += 1;
+                // A line the export kept is the exact source: read the parts from it.
+                if to == LineLayout::Upstream
+                    && let Some(source) = parts.source_line.take()
+                {
+                    parts = parts_of_line(&source, LineLayout::Release).map_err(|error| {
+                        ProductsError::BadParquetRow {
+                            path: path.clone(),
+                            row: file_row - 1,
+                            reason: error.to_string(),
+                        }
+                    })?;
+                }
                 line.clear();
                 push_line(&parts, to, &mut line);
                 report.rows += 1;
-                writer
+                destination
                     .write_all(&line)
-                    .map_err(|source| ProductsError::io(&temporary, source))
+                    .map_err(|source| destination.error(source).into())
             })?;
         }
     } else {
         let mut write_error = None;
-        for_each_line(
+        let summary = for_each_line(
             input,
             read,
             |line| {
@@ -125,35 +144,36 @@ pub fn convert_file(
                 Ok(line) => {
                     report.rows += 1;
                     if write_error.is_none() {
-                        write_error = writer.write_all(&line).err();
+                        write_error = destination.write_all(&line).err();
                     }
                 }
                 Err(error) => {
-                    report.bad_line_count += 1;
-                    if report.bad_lines.len() < MAX_LISTED {
-                        let error = match error {
-                            ConvertLineError::Line(error) => error,
-                            ConvertLineError::Parts(error) => LineError::InvalidRecord {
-                                source: rlvr_dataset::RecordError {
-                                    field: error.field,
-                                    reason: error.reason,
-                                },
+                    let error = match error {
+                        ConvertLineError::Line(error) => error,
+                        ConvertLineError::Parts(error) => LineError::InvalidRecord {
+                            source: rlvr_dataset::RecordError {
+                                field: error.field,
+                                reason: error.reason,
                             },
-                        };
-                        report.bad_lines.push(
-                            BadLine {
-                                path: input.to_path_buf(),
-                                position,
-                                error,
-                            }
-                            .to_string(),
-                        );
-                    }
+                        },
+                    };
+                    note_bad_line(
+                        &mut report.bad_line_count,
+                        &mut report.bad_lines,
+                        input,
+                        position,
+                        error,
+                    );
                 }
             },
         )?;
         if let Some(source) = write_error {
-            return Err(ProductsError::io(&temporary, source));
+            return Err(destination.error(source).into());
+        }
+        if summary.rows == 0 {
+            return Err(ProductsError::NoRecords {
+                path: input.to_path_buf(),
+            });
         }
     }
     destination.commit()?;

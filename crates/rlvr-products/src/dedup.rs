@@ -1,13 +1,17 @@
 //! Deduplication by prompt: the first record of each group is kept, every later one dropped and
 //! reported with the row it repeats; kept lines are copied byte for byte in source order.
+//!
+//! A line that is not a record is copied too (dedup only drops repeats; two identical bad lines
+//! are one group), and reported: the command's exit status says the input had bad lines.
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
 use rlvr_dataset::{ReadOptions, for_each_line};
+use rlvr_output::{AtomicFile, refuse_overwriting_inputs};
 
-use crate::atomic_output::AtomicOutput;
+use crate::bad_lines::note_bad_line;
 use crate::error::ProductsError;
 use crate::group_key::{GroupBy, GroupKey, line_key};
 
@@ -33,31 +37,40 @@ pub struct DedupReport {
     pub dropped: Vec<DroppedRow>,
     /// Lines that are not records (kept, each compared as raw bytes).
     pub unreadable_lines: u64,
+    /// The first of them, as messages (file, line, row, byte offset, reason).
+    pub bad_lines: Vec<String>,
 }
 
-/// Writes `input` without repeats to `output`.
+/// Writes `input` without repeats to `output` (replaced only once complete).
 pub fn dedup_file(
     input: &Path,
     output: &Path,
     by: GroupBy,
     read: &ReadOptions,
 ) -> Result<DedupReport, ProductsError> {
-    let mut destination = AtomicOutput::create(output)?;
-    let temporary = destination.temporary().to_path_buf();
-    let writer = &mut destination.writer;
+    refuse_overwriting_inputs(&[input], &[output])?;
+    let mut destination = AtomicFile::create(output)?;
     let mut first_rows: HashMap<GroupKey, u64> = HashMap::new();
     let mut report = DedupReport {
         by,
         ..DedupReport::default()
     };
     let mut write_error = None;
-    for_each_line(
+    let summary = for_each_line(
         input,
         read,
         |line| (line_key(line, by), line.bytes.to_vec()),
-        |position, ((key, readable), line)| {
+        |position, ((key, bad), line)| {
             report.rows += 1;
-            report.unreadable_lines += u64::from(!readable);
+            if let Some(error) = bad {
+                note_bad_line(
+                    &mut report.unreadable_lines,
+                    &mut report.bad_lines,
+                    input,
+                    position,
+                    error,
+                );
+            }
             if let Some(&kept_row) = first_rows.get(&key) {
                 report.dropped.push(DroppedRow {
                     row: position.row,
@@ -68,16 +81,21 @@ pub fn dedup_file(
             first_rows.insert(key, position.row);
             report.kept += 1;
             if write_error.is_none()
-                && let Err(source) = writer
+                && let Err(source) = destination
                     .write_all(&line)
-                    .and_then(|()| writer.write_all(b"\n"))
+                    .and_then(|()| destination.write_all(b"\n"))
             {
                 write_error = Some(source);
             }
         },
     )?;
     if let Some(source) = write_error {
-        return Err(ProductsError::io(&temporary, source));
+        return Err(destination.error(source).into());
+    }
+    if summary.rows == 0 {
+        return Err(ProductsError::NoRecords {
+            path: input.to_path_buf(),
+        });
     }
     destination.commit()?;
     Ok(report)

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use rlvr_dataset::ReadError;
+use rlvr_output::OutputError;
 
 /// A problem that stops a command.
 #[derive(Debug, thiserror::Error)]
@@ -11,7 +12,18 @@ pub enum ProductsError {
     /// The input could not be read.
     #[error(transparent)]
     Read(#[from] ReadError),
-    /// A file could not be created, written or read (the message names the path).
+    /// An output could not be written, or is refused because it is an input.
+    // Not `transparent`: that would hide the `OutputError` from the error chain, where the
+    // binary looks for it to choose the exit status.
+    #[error("{0}")]
+    Output(#[from] OutputError),
+    /// The input holds no record at all (empty, or only blank lines).
+    #[error("`{}` contains no records (the file is empty or blank)", path.display())]
+    NoRecords {
+        /// The input.
+        path: PathBuf,
+    },
+    /// A file could not be read (the message names the path).
     #[error("{source}")]
     Io {
         /// The file.

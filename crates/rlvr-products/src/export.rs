@@ -13,18 +13,19 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use parquet::arrow::arrow_writer::ArrowColumnChunk;
-use rlvr_dataset::{BadLine, LineError, ReadOptions, for_each_line};
+use rlvr_dataset::{LineError, ReadOptions, for_each_line};
+use rlvr_output::{
+    AtomicFile, CreatedDirectories, commit_all_replacing, refuse_overwriting_inputs,
+};
 
+use crate::bad_lines::note_bad_line;
 use crate::error::ProductsError;
 use crate::hub_readme::hub_readme;
 use crate::layout::Layout;
 use crate::row::ExportRow;
 use crate::shards::{
-    Encoder, ShardInfo, ShardOptions, ShardWriter, is_shard_name, writer_properties,
+    Encoder, KeptLine, ShardInfo, ShardOptions, ShardWriter, is_shard_name, writer_properties,
 };
-
-/// Most bad lines a report lists (all are counted).
-pub const MAX_LISTED: usize = 20;
 
 /// What to export and how.
 #[derive(Debug, Clone)]
@@ -45,6 +46,9 @@ pub struct ExportOptions {
     pub encoders: usize,
     /// Replace shards left by an earlier export.
     pub overwrite: bool,
+    /// Most bytes of source lines a shard keeps for an exact import
+    /// ([`crate::source_lines::SOURCE_LINES_BUDGET`]).
+    pub source_lines_budget: usize,
     /// How the input is read.
     pub read: ReadOptions,
     /// verl layout: the `data_source` column for every row (None keeps each record's
@@ -64,6 +68,7 @@ impl Default for ExportOptions {
             zstd_level: 1,
             encoders: read.workers,
             overwrite: false,
+            source_lines_budget: crate::source_lines::SOURCE_LINES_BUDGET,
             read,
             data_source: None,
         }
@@ -87,18 +92,27 @@ pub struct ExportReport {
     pub normalized_rows: Vec<u64>,
     /// Source rows where a lone surrogate became U+FFFD in a string column.
     pub lossy_rows: Vec<u64>,
-    /// Source rows whose `label` differs from `metadata.ground_truth` (the latter is exported).
+    /// Source rows whose `label` is not equal to `metadata.ground_truth` as Python compares
+    /// them (the columns hold the latter; the import restores the label from the kept line).
     pub label_differs_rows: Vec<u64>,
+    /// Source lines kept verbatim so that the import gives them back byte for byte.
+    pub source_lines_kept: u64,
+    /// Source rows that will come back equal record by record but not byte for byte (their
+    /// shard's budget for kept lines was spent).
+    pub inexact_rows: Vec<u64>,
     /// Lines that are not records (not exported).
     pub bad_line_count: u64,
-    /// The first [`MAX_LISTED`] of them, as messages.
+    /// The first [`crate::bad_lines::MAX_LISTED`] of them, as messages.
     pub bad_lines: Vec<String>,
 }
 
 impl ExportReport {
-    /// True when some line could not be exported.
+    /// True when some line could not be exported, some label differs from its ground truth,
+    /// or some row will not come back byte for byte.
     pub fn has_problems(&self) -> bool {
-        self.bad_line_count > 0 || !self.label_differs_rows.is_empty()
+        self.bad_line_count > 0
+            || !self.label_differs_rows.is_empty()
+            || !self.inexact_rows.is_empty()
     }
 
     /// Input gigabytes (10^9 bytes) per second.
@@ -107,26 +121,45 @@ impl ExportReport {
     }
 }
 
-type Encoded = (u64, u64, Result<Vec<ArrowColumnChunk>, ProductsError>);
+type Encoded = (
+    u64,
+    u64,
+    Vec<KeptLine>,
+    Result<Vec<ArrowColumnChunk>, ProductsError>,
+);
 
 /// Exports `input` into `out_dir` (`README.md` and `data/SPLIT-0000i-of-0000N.parquet`).
+///
+/// Every option is checked and the outputs are compared with the input before anything is
+/// written; the shards and the README appear together only when the export is complete (shards
+/// of an earlier export that the new ones do not replace are removed at that moment, with
+/// `overwrite`), and directories this call created are removed again if it fails.
 pub fn export_parquet(
     input: &Path,
     out_dir: &Path,
     options: &ExportOptions,
 ) -> Result<ExportReport, ProductsError> {
     check_options(options)?;
-    let started = Instant::now();
-    let data_dir = out_dir.join("data");
-    prepare_directory(&data_dir, &options.split, options.overwrite)?;
     let encoder = Encoder::new(
         options.layout,
         writer_properties(options.layout, options.zstd_level)?,
     )?;
+    let started = Instant::now();
+    let data_dir = out_dir.join("data");
+    let readme = out_dir.join("README.md");
+    let existing = existing_shards(&data_dir, &options.split)?;
+    if !existing.is_empty() && !options.overwrite {
+        return Err(ProductsError::OutputExists { path: data_dir });
+    }
+    let mut outputs: Vec<&Path> = existing.iter().map(PathBuf::as_path).collect();
+    outputs.push(&readme);
+    refuse_overwriting_inputs(&[input], &outputs)?;
+    let directories = CreatedDirectories::create(&data_dir)?;
     let shard_options = ShardOptions {
         shard_bytes: options.shard_bytes,
         zstd_level: options.zstd_level,
         split: options.split.clone(),
+        source_lines_budget: options.source_lines_budget,
     };
     let mut writer = ShardWriter::new(&data_dir, options.layout, shard_options, &encoder);
     let mut report = ExportReport {
@@ -135,7 +168,8 @@ pub fn export_parquet(
     };
     let encoders = options.encoders.max(1);
 
-    let (group_sender, group_receiver) = mpsc::sync_channel::<(u64, Vec<ExportRow>)>(encoders);
+    let (group_sender, group_receiver) =
+        mpsc::sync_channel::<(u64, Vec<ExportRow>, Vec<KeptLine>)>(encoders);
     let (chunk_sender, chunk_receiver) = mpsc::sync_channel::<Encoded>(encoders * 2);
     let group_receiver = Mutex::new(group_receiver);
     let (summary, write_result) = std::thread::scope(|scope| {
@@ -150,7 +184,7 @@ pub fn export_parquet(
                         Ok(receiver) => receiver.recv(),
                         Err(_) => return,
                     };
-                    let Ok((sequence, mut rows)) = next else {
+                    let Ok((sequence, mut rows, kept)) = next else {
                         return;
                     };
                     let count = rows.len() as u64;
@@ -160,7 +194,7 @@ pub fn export_parquet(
                             .map(|run| layout.batch(run, split, data_source)),
                     );
                     drop(rows);
-                    if chunk_sender.send((sequence, count, encoded)).is_err() {
+                    if chunk_sender.send((sequence, count, kept, encoded)).is_err() {
                         return;
                     }
                 }
@@ -168,13 +202,17 @@ pub fn export_parquet(
         }
         drop(chunk_sender);
         let writer_thread = scope.spawn(move || -> Result<ShardWriter, ProductsError> {
-            let mut pending: BTreeMap<u64, (u64, Result<Vec<ArrowColumnChunk>, ProductsError>)> =
-                BTreeMap::new();
+            type Pending = (
+                u64,
+                Vec<KeptLine>,
+                Result<Vec<ArrowColumnChunk>, ProductsError>,
+            );
+            let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
             let mut next = 0;
-            for (sequence, rows, encoded) in chunk_receiver {
-                pending.insert(sequence, (rows, encoded));
-                while let Some((rows, encoded)) = pending.remove(&next) {
-                    writer.append(encoded?, rows)?;
+            for (sequence, rows, kept, encoded) in chunk_receiver {
+                pending.insert(sequence, (rows, kept, encoded));
+                while let Some((rows, kept, encoded)) = pending.remove(&next) {
+                    writer.append(encoded?, rows, kept)?;
                     next += 1;
                 }
             }
@@ -183,8 +221,15 @@ pub fn export_parquet(
 
         let mut group = Vec::new();
         let (mut group_bytes, mut sequence, mut sending) = (0usize, 0u64, true);
-        let mut send = |group: Vec<ExportRow>, sequence: &mut u64| {
-            if sending && group_sender.send((*sequence, group)).is_err() {
+        let mut send = |mut group: Vec<ExportRow>, sequence: &mut u64| {
+            let kept: Vec<KeptLine> = group
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(index, row)| {
+                    row.source_line.take().map(|line| (index, row.row, line))
+                })
+                .collect();
+            if sending && group_sender.send((*sequence, group, kept)).is_err() {
                 sending = false; // the writer stopped on an error; it is reported below
             }
             *sequence += 1;
@@ -206,7 +251,7 @@ pub fn export_parquet(
                         group_bytes = 0;
                     }
                 }
-                Err(error) => note_bad_line(&mut report, input, position, error),
+                Err(error) => note_export_bad_line(&mut report, input, position, error),
             },
         );
         if !group.is_empty() {
@@ -220,15 +265,27 @@ pub fn export_parquet(
         (summary, write_result)
     });
     let summary = summary?;
-    report.shards = write_result?.finish()?;
+    let finished = write_result?.finish()?;
+    if summary.rows == 0 {
+        return Err(ProductsError::NoRecords {
+            path: input.to_path_buf(),
+        });
+    }
+    report.shards = finished.shards;
+    report.inexact_rows = finished.inexact_rows;
+    report.source_lines_kept -= report.inexact_rows.len() as u64;
     report.rows = report.shards.iter().map(|shard| shard.rows).sum();
     report.input_bytes = summary.bytes;
-    let readme = out_dir.join("README.md");
-    fs_err::write(
-        &readme,
-        hub_readme(options.layout, &options.split, report.rows),
+    let mut files = finished.files;
+    let mut readme_file = AtomicFile::create(&readme)?;
+    std::io::Write::write_all(
+        &mut readme_file,
+        hub_readme(options.layout, &options.split, report.rows).as_bytes(),
     )
-    .map_err(|source| ProductsError::io(&readme, source))?;
+    .map_err(|source| readme_file.error(source))?;
+    files.push(readme_file);
+    commit_all_replacing(files, &existing)?;
+    directories.keep();
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }
@@ -296,6 +353,7 @@ fn check_options(options: &ExportOptions) -> Result<(), ProductsError> {
 }
 
 fn note_flags(report: &mut ExportReport, row: &ExportRow) {
+    report.source_lines_kept += u64::from(row.source_line.is_some());
     if row.normalized_values {
         report.normalized_rows.push(row.row);
     }
@@ -307,30 +365,29 @@ fn note_flags(report: &mut ExportReport, row: &ExportRow) {
     }
 }
 
-fn note_bad_line(
+fn note_export_bad_line(
     report: &mut ExportReport,
     input: &Path,
     position: rlvr_dataset::LinePosition,
     error: LineError,
 ) {
-    report.bad_line_count += 1;
-    if report.bad_lines.len() < MAX_LISTED {
-        report.bad_lines.push(
-            BadLine {
-                path: input.to_path_buf(),
-                position,
-                error,
-            }
-            .to_string(),
-        );
-    }
+    note_bad_line(
+        &mut report.bad_line_count,
+        &mut report.bad_lines,
+        input,
+        position,
+        error,
+    );
 }
 
-/// Creates `data_dir`; refuses (or with `overwrite`, removes) shards an earlier export left.
-fn prepare_directory(data_dir: &Path, split: &str, overwrite: bool) -> Result<(), ProductsError> {
-    fs_err::create_dir_all(data_dir).map_err(|source| ProductsError::io(data_dir, source))?;
-    let existing: Vec<PathBuf> = fs_err::read_dir(data_dir)
-        .map_err(|source| ProductsError::io(data_dir, source))?
+/// Shards of `split` an earlier export left in `data_dir` (none when it does not exist).
+fn existing_shards(data_dir: &Path, split: &str) -> Result<Vec<PathBuf>, ProductsError> {
+    let entries = match fs_err::read_dir(data_dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(ProductsError::io(data_dir, source)),
+    };
+    let mut shards: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
         .filter(|path| {
@@ -339,16 +396,6 @@ fn prepare_directory(data_dir: &Path, split: &str, overwrite: bool) -> Result<()
                 .is_some_and(|name| is_shard_name(name, split))
         })
         .collect();
-    if existing.is_empty() {
-        return Ok(());
-    }
-    if !overwrite {
-        return Err(ProductsError::OutputExists {
-            path: data_dir.to_path_buf(),
-        });
-    }
-    for path in existing {
-        fs_err::remove_file(&path).map_err(|source| ProductsError::io(&path, source))?;
-    }
-    Ok(())
+    shards.sort();
+    Ok(shards)
 }

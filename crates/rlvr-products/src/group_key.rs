@@ -62,14 +62,19 @@ pub fn group_key(record: &RecordRef<'_, '_>, by: GroupBy) -> GroupKey {
 }
 
 /// The key of one line: its record's group key, or for a line that is not a record a key of
-/// its bytes (so it forms a group of its own and is still placed deterministically).
-pub fn line_key(line: rlvr_dataset::Line<'_>, by: GroupBy) -> (GroupKey, bool) {
-    let parsed = line.parse().ok();
-    match parsed
-        .as_ref()
-        .and_then(|value| RecordRef::from_value(value).ok())
-    {
-        Some(record) => (group_key(&record, by), true),
-        None => (key_of_bytes(b"unreadable-line\0", line.bytes), false),
+/// its bytes (so it forms a group of its own and is still placed deterministically) and why it
+/// is not a record.
+pub fn line_key(
+    line: rlvr_dataset::Line<'_>,
+    by: GroupBy,
+) -> (GroupKey, Option<rlvr_dataset::LineError>) {
+    let record = line.parse().and_then(|value| {
+        RecordRef::from_value(&value)
+            .map(|record| group_key(&record, by))
+            .map_err(|source| rlvr_dataset::LineError::InvalidRecord { source })
+    });
+    match record {
+        Ok(key) => (key, None),
+        Err(error) => (key_of_bytes(b"unreadable-line\0", line.bytes), Some(error)),
     }
 }

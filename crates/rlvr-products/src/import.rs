@@ -2,14 +2,17 @@
 //!
 //! Each row is written as the release writes it ([`ReleaseParts::push_release_line`]): the
 //! card's key order, `json.dumps` separators, escaping chosen per row by the `ensure_ascii`
-//! flag, and `ground_truth` (also written as `label`) copied as the exact source text. For a
-//! source written that way, which the release and `rlvr synth` are, the output is byte-identical;
-//! for any source, it is equal record by record.
+//! flag, and `ground_truth` (also written as `label`) copied as the exact source text. That is
+//! byte-identical for a source written that way (the release, `rlvr synth`); the lines it would
+//! not reproduce were kept by the export ([`crate::source_lines`]) and are written as they are,
+//! so every exported line comes back byte for byte (rows past a shard's kept-line budget, which
+//! the export reported, come back equal record by record).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::atomic_output::AtomicOutput;
+use rlvr_output::{AtomicFile, refuse_overwriting_inputs};
+
 use crate::error::ProductsError;
 use crate::parquet_rows::{ParquetLayout, for_each_parquet_row, parquet_files};
 
@@ -24,12 +27,13 @@ pub struct ImportReport {
     pub rows: u64,
 }
 
-/// Writes every row of `input` (a file or an export directory) to `output` as JSON Lines.
+/// Writes every row of `input` (a file or an export directory) to `output` as JSON Lines
+/// (replaced only once complete).
 pub fn import_parquet(input: &Path, output: &Path) -> Result<ImportReport, ProductsError> {
     let files = parquet_files(input)?;
-    let mut destination = AtomicOutput::create(output)?;
-    let temporary = destination.temporary().to_path_buf();
-    let writer = &mut destination.writer;
+    let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    refuse_overwriting_inputs(&inputs, &[output])?;
+    let mut destination = AtomicFile::create(output)?;
     let mut report = ImportReport::default();
     let mut line = Vec::new();
     for path in &files {
@@ -37,9 +41,9 @@ pub fn import_parquet(input: &Path, output: &Path) -> Result<ImportReport, Produ
             line.clear();
             parts.push_release_line(&mut line);
             line.push(b'\n');
-            writer
+            destination
                 .write_all(&line)
-                .map_err(|source| ProductsError::io(&temporary, source))
+                .map_err(|source| destination.error(source).into())
         })?;
         report.layouts.push(match layout {
             ParquetLayout::Hf => "hf",

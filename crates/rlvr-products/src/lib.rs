@@ -6,9 +6,9 @@
 //! groups (export) or a few bytes per row (split, dedup, audit).
 
 pub mod arrow_build;
-mod atomic_output;
 pub mod audit;
 pub mod audit_rules;
+pub mod bad_lines;
 pub mod card;
 pub mod charts;
 pub mod convert;
@@ -23,8 +23,10 @@ pub mod normalize;
 pub mod parquet_rows;
 pub mod python_json;
 pub mod release;
+mod release_line;
 pub mod row;
 pub mod shards;
+pub mod source_lines;
 pub mod split;
 pub mod string_list;
 

@@ -10,8 +10,8 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rlvr_dataset::record::ROUTING_DATA_TYPE;
 
 use crate::error::ProductsError;
-use crate::release::{MessageParts, ReleaseParts};
-use crate::row::Routing;
+use crate::release::{MessageParts, ReleaseParts, RoutingParts};
+use crate::source_lines::{SOURCE_LINES_KEY, decode};
 
 /// Rows per batch read.
 const BATCH_ROWS: usize = 64;
@@ -140,14 +140,31 @@ pub fn detect_layout(
     }
 }
 
-/// Calls `each` with every row of a Parquet file, in order.
+/// Calls `each` with every row of a Parquet file, in order; rows whose source line the export
+/// kept carry it in [`ReleaseParts::source_line`].
 pub fn for_each_parquet_row(
     path: &Path,
     mut each: impl FnMut(ReleaseParts) -> Result<(), ProductsError>,
 ) -> Result<(ParquetLayout, u64), ProductsError> {
     let file = fs_err::File::open(path).map_err(|source| ProductsError::io(path, source))?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file.into_parts().0)
-        .and_then(|builder| builder.with_batch_size(BATCH_ROWS).build())
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file.into_parts().0)
+        .map_err(|source| ProductsError::parquet(path, source))?;
+    let kept_text = builder
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|pairs| pairs.iter().find(|pair| pair.key == SOURCE_LINES_KEY))
+        .and_then(|pair| pair.value.as_deref());
+    let mut source_lines = match kept_text {
+        None => Default::default(),
+        Some(text) => decode(text).ok_or_else(|| ProductsError::UnknownLayout {
+            path: path.to_path_buf(),
+            reason: format!("the `{SOURCE_LINES_KEY}` metadata is not what rlvr writes"),
+        })?,
+    };
+    let reader = builder
+        .with_batch_size(BATCH_ROWS)
+        .build()
         .map_err(|source| ProductsError::parquet(path, source))?;
     let layout = detect_layout(&reader.schema(), path)?;
     let mut rows = 0u64;
@@ -161,10 +178,12 @@ pub fn for_each_parquet_row(
             first_row: rows,
         };
         for row in 0..batch.num_rows() {
-            each(match layout {
+            let mut parts = match layout {
                 ParquetLayout::Hf => hf_row(&columns, &batch, row)?,
                 ParquetLayout::Verl => verl_row(&columns, &batch, row)?,
-            })?;
+            };
+            parts.source_line = source_lines.remove(&(rows + row as u64));
+            each(parts)?;
         }
         rows += batch.num_rows() as u64;
     }
@@ -181,16 +200,18 @@ fn hf_row(
     Ok(ReleaseParts {
         prompt: columns.prompt(columns.column(batch, "prompt")?, row)?,
         ground_truth: columns.text(columns.column(batch, "ground_truth")?, row, "ground_truth")?,
+        label: None,
         hash: columns
             .text(columns.column(batch, "hash")?, row, "hash")?
             .into_bytes(),
-        routing: Routing {
-            data_type: routing_text("data_type")?,
-            data_source: routing_text("data_source")?,
-            ability: routing_text("ability")?,
-            style: routing_text("style")?,
+        routing: RoutingParts {
+            data_type: routing_text("data_type")?.into_bytes(),
+            data_source: routing_text("data_source")?.into_bytes(),
+            ability: routing_text("ability")?.into_bytes(),
+            style: routing_text("style")?.into_bytes(),
         },
         ensure_ascii: columns.flag(batch.column_by_name("ensure_ascii"), row),
+        source_line: None,
     })
 }
 
@@ -223,22 +244,29 @@ fn verl_row(
             )?,
             columns.flag(extra("assert_case"), row),
         ),
+        label: None,
         hash: hash.into_bytes(),
-        routing: Routing {
-            data_type,
+        routing: RoutingParts {
+            data_type: data_type.into_bytes(),
             // `--data-source` exports keep the record's own value in `extra_info.data_source`.
             data_source: match extra("data_source") {
                 Some(array) => columns.text(array, row, "extra_info.data_source")?,
                 None => columns.text(columns.column(batch, "data_source")?, row, "data_source")?,
-            },
-            ability: columns.text(columns.column(batch, "ability")?, row, "ability")?,
-            style: columns.text(
-                columns.child(reward_model, "style")?,
-                row,
-                "reward_model.style",
-            )?,
+            }
+            .into_bytes(),
+            ability: columns
+                .text(columns.column(batch, "ability")?, row, "ability")?
+                .into_bytes(),
+            style: columns
+                .text(
+                    columns.child(reward_model, "style")?,
+                    row,
+                    "reward_model.style",
+                )?
+                .into_bytes(),
         },
         ensure_ascii: columns.flag(extra("ensure_ascii"), row),
+        source_line: None,
     })
 }
 

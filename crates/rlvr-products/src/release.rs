@@ -12,24 +12,43 @@ use rlvr_dataset::json::ValueRef;
 use rlvr_dataset::record::{ROUTING_DATA_TYPE, RecordRef};
 
 use crate::python_json::{looks_ascii_escaped, push_string};
-use crate::row::Routing;
+use crate::release_line::ReleaseLine;
 
 /// `(role, content)` of one prompt message, WTF-8.
 pub type MessageParts = (Vec<u8>, Vec<u8>);
+
+/// The routing fields of `metadata`, WTF-8 (a lone surrogate survives).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RoutingParts {
+    /// `metadata.data_type`.
+    pub data_type: Vec<u8>,
+    /// `metadata.data_source`.
+    pub data_source: Vec<u8>,
+    /// `metadata.ability`.
+    pub ability: Vec<u8>,
+    /// `metadata.style`.
+    pub style: Vec<u8>,
+}
 
 /// One record as text pieces.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReleaseParts {
     /// `(role, content)` of each prompt message, WTF-8.
     pub prompt: Vec<MessageParts>,
-    /// The tests as JSON text (written unchanged as `label` and `metadata.ground_truth`).
+    /// The tests as JSON text (written as `metadata.ground_truth`, and as `label` unless
+    /// [`ReleaseParts::label`] holds other text).
     pub ground_truth: String,
+    /// The exact text of `label` when it is not the text of `ground_truth`.
+    pub label: Option<String>,
     /// `metadata.hash`, WTF-8.
     pub hash: Vec<u8>,
     /// The routing fields.
-    pub routing: Routing,
+    pub routing: RoutingParts,
     /// Escape non-ASCII text (`ensure_ascii=True`).
     pub ensure_ascii: bool,
+    /// The source line itself, when an export kept it because the parts would not give it back
+    /// byte for byte (see `docs/products.md`); written instead of the parts.
+    pub source_line: Option<Vec<u8>>,
 }
 
 /// Why a line cannot be read in the layout asked for.
@@ -78,17 +97,21 @@ fn prompt_parts(prompt: &[ValueRef<'_>]) -> Result<Vec<MessageParts>, PartsError
 impl ReleaseParts {
     /// From a released record (the line is needed to tell its escaping style).
     pub fn from_release(record: &RecordRef<'_, '_>, line: &[u8]) -> Result<Self, PartsError> {
+        let label = record.label_value.raw();
+        let ground_truth = record.ground_truth_value.raw();
         Ok(Self {
             prompt: prompt_parts(record.prompt)?,
-            ground_truth: lossy(record.ground_truth_value.raw()),
+            ground_truth: lossy(ground_truth),
+            label: (label != ground_truth).then(|| lossy(label)),
             hash: record.hash.decode().into_owned(),
-            routing: Routing {
-                data_type: lossy(&record.data_type.decode()),
-                data_source: lossy(&record.data_source.decode()),
-                ability: lossy(&record.ability.decode()),
-                style: lossy(&record.style.decode()),
+            routing: RoutingParts {
+                data_type: record.data_type.decode().into_owned(),
+                data_source: record.data_source.decode().into_owned(),
+                ability: record.ability.decode().into_owned(),
+                style: record.style.decode().into_owned(),
             },
             ensure_ascii: looks_ascii_escaped(line),
+            source_line: None,
         })
     }
 
@@ -112,8 +135,8 @@ impl ReleaseParts {
             return Err(missing("reward_model.ground_truth", "is not JSON text"));
         }
         let data_type = match value.get("data_type") {
-            Some(_) => lossy(&string_field(value, "data_type", "data_type")?),
-            None => ROUTING_DATA_TYPE.to_owned(),
+            Some(_) => string_field(value, "data_type", "data_type")?,
+            None => ROUTING_DATA_TYPE.as_bytes().to_vec(),
         };
         let hash = match value.get("hash") {
             Some(_) => string_field(value, "hash", "hash")?,
@@ -128,14 +151,16 @@ impl ReleaseParts {
         Ok(Self {
             prompt: prompt_parts(prompt)?,
             ground_truth,
+            label: None,
             hash,
-            routing: Routing {
+            routing: RoutingParts {
                 data_type,
-                data_source: lossy(&string_field(value, "data_source", "data_source")?),
-                ability: lossy(&string_field(value, "ability", "ability")?),
-                style: lossy(&string_field(reward_model, "style", "reward_model.style")?),
+                data_source: string_field(value, "data_source", "data_source")?,
+                ability: string_field(value, "ability", "ability")?,
+                style: string_field(reward_model, "style", "reward_model.style")?,
             },
             ensure_ascii: looks_ascii_escaped(line),
+            source_line: None,
         })
     }
 
@@ -154,46 +179,58 @@ impl ReleaseParts {
         out.push(b']');
     }
 
-    /// Appends the released line (without its newline).
+    /// Appends the released line (without its newline): the kept source line when there is
+    /// one, else the line written from the parts.
     pub fn push_release_line(&self, out: &mut Vec<u8>) {
-        let ascii = self.ensure_ascii;
-        out.extend_from_slice(b"{\"prompt\": ");
-        self.push_prompt(out);
-        out.extend_from_slice(b", \"label\": ");
-        out.extend_from_slice(self.ground_truth.as_bytes());
-        out.extend_from_slice(b", \"metadata\": {\"data_type\": ");
-        push_string(out, self.routing.data_type.as_bytes(), ascii);
-        out.extend_from_slice(b", \"data_source\": ");
-        push_string(out, self.routing.data_source.as_bytes(), ascii);
-        out.extend_from_slice(b", \"ability\": ");
-        push_string(out, self.routing.ability.as_bytes(), ascii);
-        out.extend_from_slice(b", \"style\": ");
-        push_string(out, self.routing.style.as_bytes(), ascii);
-        out.extend_from_slice(b", \"hash\": ");
-        push_string(out, &self.hash, ascii);
-        out.extend_from_slice(b", \"ground_truth\": ");
-        out.extend_from_slice(self.ground_truth.as_bytes());
-        out.extend_from_slice(b"}}");
+        if let Some(line) = &self.source_line {
+            out.extend_from_slice(line);
+            return;
+        }
+        let prompt: Vec<(&[u8], &[u8])> = self
+            .prompt
+            .iter()
+            .map(|(role, content)| (role.as_slice(), content.as_slice()))
+            .collect();
+        let routing = &self.routing;
+        ReleaseLine {
+            prompt: &prompt,
+            label: self
+                .label
+                .as_deref()
+                .unwrap_or(&self.ground_truth)
+                .as_bytes(),
+            ground_truth: self.ground_truth.as_bytes(),
+            metadata: [
+                &routing.data_type,
+                &routing.data_source,
+                &routing.ability,
+                &routing.style,
+                &self.hash,
+            ],
+            ensure_ascii: self.ensure_ascii,
+        }
+        .write_to(out);
     }
 
-    /// Appends the upstream line (without its newline).
+    /// Appends the upstream line (without its newline). Upstream has no `label`: the tests
+    /// travel as `reward_model.ground_truth`.
     pub fn push_upstream_line(&self, out: &mut Vec<u8>) {
         let ascii = self.ensure_ascii;
         out.extend_from_slice(b"{\"data_source\": ");
-        push_string(out, self.routing.data_source.as_bytes(), ascii);
+        push_string(out, &self.routing.data_source, ascii);
         out.extend_from_slice(b", \"prompt\": ");
         self.push_prompt(out);
         out.extend_from_slice(b", \"ability\": ");
-        push_string(out, self.routing.ability.as_bytes(), ascii);
+        push_string(out, &self.routing.ability, ascii);
         out.extend_from_slice(b", \"reward_model\": {\"style\": ");
-        push_string(out, self.routing.style.as_bytes(), ascii);
+        push_string(out, &self.routing.style, ascii);
         out.extend_from_slice(b", \"ground_truth\": ");
         push_string(out, self.ground_truth.as_bytes(), ascii);
         out.extend_from_slice(b"}, \"hash\": ");
         push_string(out, &self.hash, ascii);
-        if self.routing.data_type != ROUTING_DATA_TYPE {
+        if self.routing.data_type != ROUTING_DATA_TYPE.as_bytes() {
             out.extend_from_slice(b", \"data_type\": ");
-            push_string(out, self.routing.data_type.as_bytes(), ascii);
+            push_string(out, &self.routing.data_type, ascii);
         }
         out.push(b'}');
     }

@@ -7,6 +7,7 @@ use rlvr_dataset::{Line, LineError};
 
 use crate::normalize::{decode_lossy, test_value_text};
 use crate::python_json::looks_ascii_escaped;
+use crate::release_line::ReleaseLine;
 use crate::string_list::StringList;
 
 /// The routing fields of `metadata`, kept so an export loses nothing.
@@ -51,8 +52,12 @@ pub struct ExportRow {
     pub lossy_text: bool,
     /// The source line escaped every non-ASCII character (`ensure_ascii=True`).
     pub ensure_ascii: bool,
-    /// `label` is not byte-identical to `metadata.ground_truth` (the export keeps the latter).
+    /// `label` is not equal to `metadata.ground_truth` as Python compares them
+    /// ([`rlvr_dataset::label_equals_ground_truth`]); the columns hold the latter.
     pub label_differs: bool,
+    /// The source line, kept when importing the columns would not give it back byte for byte
+    /// (see [`crate::source_lines`]).
+    pub source_line: Option<Vec<u8>>,
 }
 
 impl ExportRow {
@@ -64,7 +69,41 @@ impl ExportRow {
         let mut row =
             Self::from_record(&record).map_err(|source| LineError::InvalidRecord { source })?;
         row.ensure_ascii = looks_ascii_escaped(line.bytes);
+        if !row.reimports_exactly(line.bytes, &record) {
+            row.source_line = Some(line.bytes.to_vec());
+        }
         Ok(row)
+    }
+
+    /// Whether `rlvr import parquet` writes exactly `line` back from this row's columns: the
+    /// line is compared piece by piece with what the import would write, without building it
+    /// (the tests, most of the bytes, are matched by where they sit in the line).
+    fn reimports_exactly(&self, line: &[u8], record: &RecordRef<'_, '_>) -> bool {
+        let prompt: Vec<(&[u8], &[u8])> = self
+            .prompt_roles
+            .iter()
+            .zip(self.prompt_contents.iter())
+            .map(|(role, content)| (role.as_bytes(), content.as_bytes()))
+            .collect();
+        if prompt.len() != self.prompt_roles.len() {
+            return false;
+        }
+        let ground_truth = record.ground_truth_value.raw();
+        ReleaseLine {
+            prompt: &prompt,
+            // The import writes the ground truth's text as the label.
+            label: ground_truth,
+            ground_truth,
+            metadata: [
+                self.routing.data_type.as_bytes(),
+                self.routing.data_source.as_bytes(),
+                self.routing.ability.as_bytes(),
+                self.routing.style.as_bytes(),
+                self.hash.as_bytes(),
+            ],
+            ensure_ascii: self.ensure_ascii,
+        }
+        .is_exactly(line)
     }
 
     /// Extracts from a borrowed record.
@@ -125,7 +164,7 @@ impl ExportRow {
         // The line was validated as UTF-8 on reading and the slice is a whole JSON value, so
         // it is copied as is; Arrow checks it once more when the column is built.
         row.ground_truth = record.ground_truth_value.raw().to_vec();
-        row.label_differs = record.label_value.raw() != record.ground_truth_value.raw();
+        row.label_differs = !record.label_equals_ground_truth();
         let mut text = |string: &rlvr_dataset::json::JsonStr<'_>| {
             let (text, replaced) = decode_lossy(string);
             lossy |= replaced;

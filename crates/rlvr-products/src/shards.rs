@@ -4,10 +4,10 @@
 //! make zstd the bottleneck. Instead each row group is encoded into finished column chunks by
 //! [`encode_row_group`] on any thread, and [`ShardWriter::append`] (one thread, in row order)
 //! only copies the finished bytes into the current file. A shard is closed once it reaches the
-//! requested size; shards are written under temporary names and renamed to the Hub's
-//! `train-0000i-of-0000N.parquet` once `N` is known.
+//! requested size. Shards are written to temporaries ([`rlvr_output::AtomicFile`]) that get
+//! the Hub's names `train-0000i-of-0000N.parquet` once `N` is known; the caller commits them
+//! together with the README, so nothing appears until the whole export is done.
 
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -16,12 +16,19 @@ use parquet::arrow::ArrowSchemaConverter;
 use parquet::arrow::add_encoded_arrow_schema_to_metadata;
 use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
+use rlvr_output::AtomicFile;
 
 use crate::error::ProductsError;
 use crate::layout::Layout;
+use crate::source_lines::{self, SOURCE_LINES_KEY};
+
+/// A source line an export keeps: its row's position in the row group, its source row, the
+/// line.
+pub type KeptLine = (usize, u64, Vec<u8>);
 
 /// How shards are written.
 #[derive(Debug, Clone)]
@@ -32,6 +39,8 @@ pub struct ShardOptions {
     pub zstd_level: i32,
     /// Name of the split in file names (`train` gives `train-00000-of-00001.parquet`).
     pub split: String,
+    /// Most bytes of source lines one shard keeps ([`SOURCE_LINES_BUDGET`] by default).
+    pub source_lines_budget: usize,
 }
 
 /// One finished shard.
@@ -145,8 +154,17 @@ impl Encoder {
 }
 
 struct OpenShard {
-    path: PathBuf,
-    writer: SerializedFileWriter<BufWriter<fs_err::File>>,
+    writer: SerializedFileWriter<AtomicFile>,
+    rows: u64,
+    row_groups: u64,
+    /// Kept source lines by row in the shard, and their bytes.
+    kept: Vec<(u64, Vec<u8>)>,
+    kept_bytes: usize,
+}
+
+/// A closed shard, not yet in place.
+struct ClosedShard {
+    file: AtomicFile,
     rows: u64,
     row_groups: u64,
 }
@@ -158,7 +176,8 @@ pub struct ShardWriter {
     options: ShardOptions,
     properties: Arc<WriterProperties>,
     current: Option<OpenShard>,
-    finished: Vec<ShardInfo>,
+    finished: Vec<ClosedShard>,
+    inexact_rows: Vec<u64>,
 }
 
 impl std::fmt::Debug for ShardWriter {
@@ -168,6 +187,19 @@ impl std::fmt::Debug for ShardWriter {
             .field("directory", &self.directory)
             .finish_non_exhaustive()
     }
+}
+
+/// Shards written but not yet in place: commit `files` (with anything else that belongs to the
+/// export) to make them appear under the names in `shards`.
+#[derive(Debug)]
+pub struct FinishedShards {
+    /// Final names, sizes and row counts.
+    pub shards: Vec<ShardInfo>,
+    /// The uncommitted files, in shard order.
+    pub files: Vec<AtomicFile>,
+    /// Source rows that will not come back byte for byte: their line did not fit in its
+    /// shard's budget ([`ShardOptions::source_lines_budget`]).
+    pub inexact_rows: Vec<u64>,
 }
 
 impl ShardWriter {
@@ -180,51 +212,62 @@ impl ShardWriter {
             properties: encoder.properties.clone(),
             current: None,
             finished: Vec::new(),
+            inexact_rows: Vec::new(),
         }
     }
 
     fn open(&self) -> Result<OpenShard, ProductsError> {
+        // A provisional name, for messages only: nothing appears under it.
         let path = self.directory.join(format!(
-            ".{}-{:05}.parquet.partial",
+            "{}-{:05}.parquet",
             self.options.split,
             self.finished.len()
         ));
-        let file =
-            fs_err::File::create(&path).map_err(|source| ProductsError::io(&path, source))?;
+        let file = AtomicFile::create(&path)?;
         let parquet_schema = ArrowSchemaConverter::new()
             .convert(&self.layout.schema())
             .map_err(|source| ProductsError::parquet(&path, source))?;
         let writer = SerializedFileWriter::new(
-            BufWriter::with_capacity(1 << 20, file),
+            file,
             parquet_schema.root_schema_ptr(),
             self.properties.clone(),
         )
         .map_err(|source| ProductsError::parquet(&path, source))?;
         Ok(OpenShard {
-            path,
             writer,
             rows: 0,
             row_groups: 0,
+            kept: Vec::new(),
+            kept_bytes: 0,
         })
     }
 
-    /// Appends one encoded row group of `rows` rows.
+    /// Appends one encoded row group of `rows` rows, with the source lines its rows keep.
     pub fn append(
         &mut self,
         chunks: Vec<ArrowColumnChunk>,
         rows: u64,
+        kept: Vec<KeptLine>,
     ) -> Result<(), ProductsError> {
         let mut shard = match self.current.take() {
             Some(shard) => shard,
             None => self.open()?,
         };
-        let path = shard.path.clone();
+        let path = shard.writer.inner().path().to_path_buf();
         let error = |source| ProductsError::parquet(&path, source);
         let mut row_group = shard.writer.next_row_group().map_err(error)?;
         for chunk in chunks {
             chunk.append_to_row_group(&mut row_group).map_err(error)?;
         }
         row_group.close().map_err(error)?;
+        for (index, source_row, line) in kept {
+            if shard.kept_bytes + line.len() > self.options.source_lines_budget {
+                self.inexact_rows.push(source_row);
+                continue;
+            }
+            shard.kept_bytes += line.len();
+            shard.kept.push((shard.rows + index as u64, line));
+        }
         shard.rows += rows;
         shard.row_groups += 1;
         if shard.writer.bytes_written() as u64 >= self.options.shard_bytes {
@@ -237,29 +280,35 @@ impl ShardWriter {
 
     fn close(&mut self, shard: OpenShard) -> Result<(), ProductsError> {
         let OpenShard {
-            path,
-            writer,
+            mut writer,
             rows,
             row_groups,
+            kept,
+            ..
         } = shard;
-        writer
-            .close()
+        let path = writer.inner().path().to_path_buf();
+        if !kept.is_empty() {
+            writer.append_key_value_metadata(KeyValue::new(
+                SOURCE_LINES_KEY.to_owned(),
+                source_lines::encode(&kept),
+            ));
+        }
+        let mut file = writer
+            .into_inner()
             .map_err(|source| ProductsError::parquet(&path, source))?;
-        let bytes = fs_err::metadata(&path)
-            .map_err(|source| ProductsError::io(&path, source))?
-            .len();
-        self.finished.push(ShardInfo {
-            path,
+        std::io::Write::flush(&mut file).map_err(|source| file.error(source))?;
+        self.finished.push(ClosedShard {
+            file,
             rows,
             row_groups,
-            bytes,
         });
         Ok(())
     }
 
-    /// Closes the last shard (writing an empty one if there were no rows at all) and renames
-    /// every shard to `SPLIT-0000i-of-0000N.parquet`.
-    pub fn finish(mut self) -> Result<Vec<ShardInfo>, ProductsError> {
+    /// Closes the last shard (writing an empty one if there were no rows at all) and names
+    /// every shard `SPLIT-0000i-of-0000N.parquet`; nothing is in place until the caller commits
+    /// the returned files.
+    pub fn finish(mut self) -> Result<FinishedShards, ProductsError> {
         if let Some(shard) = self.current.take() {
             self.close(shard)?;
         }
@@ -268,17 +317,30 @@ impl ShardWriter {
             self.close(shard)?;
         }
         let count = self.finished.len();
-        let mut shards = Vec::with_capacity(count);
-        for (index, mut shard) in self.finished.into_iter().enumerate() {
+        let mut finished = FinishedShards {
+            shards: Vec::with_capacity(count),
+            files: Vec::with_capacity(count),
+            inexact_rows: std::mem::take(&mut self.inexact_rows),
+        };
+        for (index, shard) in self.finished.into_iter().enumerate() {
+            let ClosedShard {
+                mut file,
+                rows,
+                row_groups,
+            } = shard;
             let path = self
                 .directory
                 .join(shard_name(&self.options.split, index, count));
-            fs_err::rename(&shard.path, &path)
-                .map_err(|source| ProductsError::io(&path, source))?;
-            shard.path = path;
-            shards.push(shard);
+            file.set_path(&path)?;
+            finished.shards.push(ShardInfo {
+                path,
+                rows,
+                row_groups,
+                bytes: file.bytes_written(),
+            });
+            finished.files.push(file);
         }
-        Ok(shards)
+        Ok(finished)
     }
 }
 

@@ -9,12 +9,14 @@
 //! source order, into `train.jsonl`, `validation.jsonl` and `test.jsonl`.
 
 use std::collections::HashMap;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use rlvr_dataset::{ReadOptions, for_each_line};
+use rlvr_output::{AtomicFile, CreatedDirectories, commit_all, refuse_overwriting_inputs};
 use sha2::{Digest, Sha256};
 
+use crate::bad_lines::note_bad_line;
 use crate::error::ProductsError;
 use crate::group_key::{GroupBy, GroupKey, line_key};
 
@@ -64,6 +66,8 @@ pub struct SplitReport {
     pub groups: u64,
     /// Lines that are not records (each placed as a group of its own).
     pub unreadable_lines: u64,
+    /// The first of them, as messages (file, line, row, byte offset, reason).
+    pub bad_lines: Vec<String>,
     /// Per split.
     pub splits: Vec<SplitCounts>,
 }
@@ -129,18 +133,31 @@ pub fn split_file(
             reason: "validation and test fractions add up to more than 1".to_owned(),
         });
     }
+    let paths: Vec<PathBuf> = SPLIT_NAMES
+        .iter()
+        .map(|name| out_dir.join(format!("{name}.jsonl")))
+        .collect();
+    let outputs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    refuse_overwriting_inputs(&[input], &outputs)?;
     let by = options.group_by;
     let mut keys = Vec::new();
-    let mut unreadable = 0;
-    for_each_line(
+    let (mut unreadable, mut bad_lines) = (0, Vec::new());
+    let summary = for_each_line(
         input,
         &options.read,
         |line| line_key(line, by),
-        |_, (key, readable)| {
-            unreadable += u64::from(!readable);
+        |position, (key, bad)| {
+            if let Some(error) = bad {
+                note_bad_line(&mut unreadable, &mut bad_lines, input, position, error);
+            }
             keys.push(key);
         },
     )?;
+    if summary.rows == 0 {
+        return Err(ProductsError::NoRecords {
+            path: input.to_path_buf(),
+        });
+    }
     let mut sizes: HashMap<GroupKey, u64> = HashMap::new();
     for key in &keys {
         *sizes.entry(*key).or_default() += 1;
@@ -154,13 +171,14 @@ pub fn split_file(
         options.seed,
     );
 
-    fs_err::create_dir_all(out_dir).map_err(|source| ProductsError::io(out_dir, source))?;
+    let directories = CreatedDirectories::create(out_dir)?;
     let mut report = SplitReport {
         group_by: by,
         seed: options.seed,
         rows: total,
         groups: sizes.len() as u64,
         unreadable_lines: unreadable,
+        bad_lines,
         splits: Vec::new(),
     };
     let fractions = [
@@ -169,11 +187,8 @@ pub fn split_file(
         options.test_fraction,
     ];
     let mut writers = Vec::new();
-    for (index, name) in SPLIT_NAMES.iter().enumerate() {
-        let path = out_dir.join(format!("{name}.jsonl"));
-        let file =
-            fs_err::File::create(&path).map_err(|source| ProductsError::io(&path, source))?;
-        writers.push(BufWriter::with_capacity(1 << 20, file));
+    for (index, (name, path)) in SPLIT_NAMES.iter().zip(paths).enumerate() {
+        writers.push(AtomicFile::create(&path)?);
         report.splits.push(SplitCounts {
             name,
             path,
@@ -202,19 +217,16 @@ pub fn split_file(
                     .write_all(&line)
                     .and_then(|()| writer.write_all(b"\n"))
                 {
-                    write_error = Some(ProductsError::io(&report.splits[split].path, source));
+                    write_error = Some(writer.error(source));
                 }
             }
         },
     )?;
     if let Some(error) = write_error {
-        return Err(error);
+        return Err(error.into());
     }
-    for (writer, counts) in writers.iter_mut().zip(&report.splits) {
-        writer
-            .flush()
-            .map_err(|source| ProductsError::io(&counts.path, source))?;
-    }
+    commit_all(writers)?;
+    directories.keep();
     Ok(report)
 }
 

@@ -1,5 +1,6 @@
 //! The server's settings, resolved once before it starts, with secure defaults (loopback,
-//! bounded body, bounded queue, bounded jobs per request, a deadline on every request).
+//! bounded body, bounded queue, bounded jobs per request, a deadline on every request, bounded
+//! connections and time limits on reading requests).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -28,6 +29,17 @@ pub struct ServerConfig {
     pub token: Option<String>,
     /// Seconds clients are told to wait after a 429.
     pub retry_after_seconds: u64,
+    /// Most connections open at once. At the cap, the connection that has waited longest for
+    /// its next request is closed to make room; when every connection is busy, new ones get 503.
+    pub max_connections: usize,
+    /// Time a client has to send a request's headers: from the connection's start for its
+    /// first request, from the first byte for later ones. Past it: 408, or a silent close when
+    /// nothing was sent.
+    pub header_timeout: Duration,
+    /// Time a client has to send a request's body once its headers arrived; past it, 408.
+    pub body_timeout: Duration,
+    /// Time a kept-alive connection may wait for its next request before it is closed.
+    pub idle_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -43,6 +55,10 @@ impl Default for ServerConfig {
             default_profile: ProfileName::Judge,
             token: None,
             retry_after_seconds: 1,
+            max_connections: 1024,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(60),
         }
     }
 }

@@ -11,11 +11,16 @@ mod admission;
 mod auth;
 mod batch;
 mod config;
+mod connection_state;
+mod connections;
 mod error;
 mod metrics;
+mod request_body;
 mod routes;
+mod serve_connection;
 mod server;
 mod state;
+mod tracked_stream;
 
 pub use config::ServerConfig;
 pub use error::ServerError;

@@ -80,6 +80,17 @@ pub(crate) struct Metrics {
     pub(crate) sandbox_errors: AtomicU64,
     /// Requests refused because the queue was full.
     pub(crate) queue_full: AtomicU64,
+    /// Connections open now.
+    pub(crate) connections_open: AtomicU64,
+    /// Connections refused with 503 because every one of `--max-connections` was busy.
+    pub(crate) connections_refused: AtomicU64,
+    /// Waiting connections closed to make room for a new one at the cap.
+    pub(crate) connections_evicted: AtomicU64,
+    /// Requests answered 408 because their headers (`header`) or body (`body`) were late.
+    pub(crate) request_timeouts_header: AtomicU64,
+    pub(crate) request_timeouts_body: AtomicU64,
+    /// Connections closed after waiting for a request that never started.
+    pub(crate) connections_idle_closed: AtomicU64,
 }
 
 impl Metrics {
@@ -213,9 +224,49 @@ impl Metrics {
         );
         counter(
             &mut output,
+            "rlvr_engine_panics_total",
+            "Panics caught while scoring a job (each job answered sandbox_error; the worker went on).",
+            engine.panics.load(Ordering::Relaxed),
+        );
+        counter(
+            &mut output,
             "rlvr_queue_full_total",
             "Requests refused with 429 because the queue was full.",
             self.queue_full.load(Ordering::Relaxed),
+        );
+        gauge(
+            &mut output,
+            "rlvr_connections_open",
+            "Client connections open.",
+            self.connections_open.load(Ordering::Relaxed),
+        );
+        counter(
+            &mut output,
+            "rlvr_connections_refused_total",
+            "Connections refused with 503: every one of --max-connections was busy.",
+            self.connections_refused.load(Ordering::Relaxed),
+        );
+        counter(
+            &mut output,
+            "rlvr_connections_evicted_total",
+            "Waiting connections closed to make room at --max-connections.",
+            self.connections_evicted.load(Ordering::Relaxed),
+        );
+        counter(
+            &mut output,
+            "rlvr_connections_idle_closed_total",
+            "Connections closed after waiting for a request (--header-timeout, --idle-timeout).",
+            self.connections_idle_closed.load(Ordering::Relaxed),
+        );
+        let _ = writeln!(
+            output,
+            "# HELP rlvr_request_timeouts_total Requests answered 408: headers or body too late.\n# TYPE rlvr_request_timeouts_total counter"
+        );
+        let _ = writeln!(
+            output,
+            "rlvr_request_timeouts_total{{part=\"header\"}} {}\nrlvr_request_timeouts_total{{part=\"body\"}} {}",
+            self.request_timeouts_header.load(Ordering::Relaxed),
+            self.request_timeouts_body.load(Ordering::Relaxed)
         );
         output
     }

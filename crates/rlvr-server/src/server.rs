@@ -1,22 +1,105 @@
-//! Starting and stopping: bind, probe the sandbox interpreter, serve until a shutdown
-//! signal, then finish every request in flight (new connections are refused at once), and
-//! stop the engine's workers after the last reply.
+//! Starting and stopping: bind, probe the sandbox interpreter, accept connections under the
+//! cap ([`Connections`]) and serve each with its time limits ([`serve_connection`]) until a
+//! shutdown signal; then stop accepting (new connections are refused at once), let every
+//! request in flight finish, and stop the engine's workers after the last reply.
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rlvr_engine::{Engine, EngineConfig};
 use rlvr_sandbox::{RunRequest, Sandbox};
-use tokio::sync::Semaphore;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::{Semaphore, watch};
 
 use crate::admission::Admission;
 use crate::config::ServerConfig;
+use crate::connection_state::Timeouts;
+use crate::connections::Connections;
 use crate::error::ServerError;
 use crate::metrics::Metrics;
 use crate::routes::router;
+use crate::serve_connection::serve_connection;
 use crate::state::{AppState, slot_count};
+
+/// The whole 503 a connection over the cap gets.
+const SERVICE_UNAVAILABLE_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
+Content-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: 82\r\n\r\n\
+{\"error\": \"every connection the server allows is busy (--max-connections); retry\"}";
+
+/// File descriptors kept for the engine and the sandbox when the connection cap is sized
+/// from the process's limit.
+const RESERVED_DESCRIPTORS: u64 = 256;
+
+/// Refused connections whose 503 may still be read by the client, at most.
+const REFUSALS_DRAINING: usize = 64;
+
+/// Warnings that could flood the log under attack are written at most this often.
+const WARNING_INTERVAL: Duration = Duration::from_secs(10);
+
+/// A warning written at most once per [`WARNING_INTERVAL`], with how often it happened.
+#[derive(Debug, Default)]
+struct Throttled {
+    last: Mutex<Option<Instant>>,
+    since_last: AtomicU64,
+}
+
+impl Throttled {
+    fn warn(&self, message: impl FnOnce(u64) -> String) {
+        let count = self.since_last.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut last = self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if last.is_none_or(|last| last.elapsed() >= WARNING_INTERVAL) {
+            *last = Some(Instant::now());
+            self.since_last.store(0, Ordering::Relaxed);
+            tracing::warn!("{}", message(count));
+        }
+    }
+}
+
+/// The connection cap: `--max-connections`, lowered to fit the process's descriptor limit.
+fn connection_cap(configured: usize) -> usize {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    let Some(limit) = limit else {
+        return configured;
+    };
+    let fitting =
+        usize::try_from(limit.saturating_sub(RESERVED_DESCRIPTORS).max(16)).unwrap_or(usize::MAX);
+    if fitting < configured {
+        tracing::warn!(
+            "--max-connections {configured} lowered to {fitting}: the process may open {limit} files (ulimit -n) and keeps {RESERVED_DESCRIPTORS} for the sandbox"
+        );
+        return fitting;
+    }
+    configured
+}
+
+/// Answers 503 to a connection over the cap, then lets the client read it before closing.
+fn refuse_connection(stream: TcpStream, draining: &Arc<Semaphore>) {
+    let _ = stream.try_write(SERVICE_UNAVAILABLE_RESPONSE);
+    let Ok(permit) = Arc::clone(draining).try_acquire_owned() else {
+        return;
+    };
+    tokio::spawn(async move {
+        let mut stream = stream;
+        let _ = stream.shutdown().await;
+        let mut sink = vec![0; 16 << 10];
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            while let Ok(read) = stream.read(&mut sink).await {
+                if read == 0 {
+                    break;
+                }
+            }
+        })
+        .await;
+        drop(permit);
+    });
+}
 
 /// A bound server, not yet serving.
 #[derive(Debug)]
@@ -82,20 +165,62 @@ impl Server {
     ) -> Result<(), ServerError> {
         let Self { listener, state } = self;
         let app = router(Arc::clone(&state));
-        let flag_state = Arc::clone(&state);
-        let served = axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                flag_state.shutting_down.store(true, Ordering::Relaxed);
-                tracing::info!("shutting down: finishing requests in flight");
-            })
-            .await;
+        let metrics = Arc::clone(&state.metrics);
+        let connections = Connections::new(
+            connection_cap(state.config.max_connections),
+            Arc::clone(&metrics),
+        );
+        let timeouts = Timeouts {
+            header: state.config.header_timeout,
+            idle: state.config.idle_timeout,
+        };
+        let (stop_sender, stop_receiver) = watch::channel(false);
+        let draining = Arc::new(Semaphore::new(REFUSALS_DRAINING));
+        let (refusals, accept_errors) = (Throttled::default(), Throttled::default());
+        let mut tasks = tokio::task::JoinSet::new();
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                () = &mut shutdown => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, peer)) => match connections.admit() {
+                        Some(registration) => {
+                            tasks.spawn(serve_connection(
+                                stream,
+                                peer,
+                                registration,
+                                app.clone(),
+                                timeouts,
+                                Arc::clone(&metrics),
+                                stop_receiver.clone(),
+                            ));
+                        }
+                        None => {
+                            refusals.warn(|count| format!(
+                                "503 to {count} connection(s): every one of the {} allowed is busy with a request (--max-connections)",
+                                connections.open()
+                            ));
+                            refuse_connection(stream, &draining);
+                        }
+                    },
+                    Err(error) => {
+                        // Out of descriptors (EMFILE) or a connection reset before it was
+                        // accepted: keep serving those already open.
+                        accept_errors.warn(|count| format!("accepting a connection failed ({count} time(s)): {error}"));
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                },
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            }
+        }
+        state.shutting_down.store(true, Ordering::Relaxed);
+        tracing::info!("shutting down: finishing requests in flight");
+        drop(listener);
+        let _ = stop_sender.send(true);
+        while tasks.join_next().await.is_some() {}
         // Joining the workers blocks: do it off the runtime's threads.
         let _ = tokio::task::spawn_blocking(move || drop(state)).await;
-        served.map_err(|source| ServerError::Io {
-            context: "serving",
-            source,
-        })
+        Ok(())
     }
 }
 
@@ -140,4 +265,32 @@ pub fn serve_until_signal(
             })
             .await
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_503_response_declares_its_body_length() {
+        let text = std::str::from_utf8(SERVICE_UNAVAILABLE_RESPONSE).expect("ascii");
+        let (head, body) = text.split_once("\r\n\r\n").expect("head and body");
+        let length: usize = head
+            .lines()
+            .find_map(|line| line.strip_prefix("Content-Length: "))
+            .and_then(|value| value.parse().ok())
+            .expect("a length");
+        assert_eq!(body.len(), length);
+        assert!(serde_json::from_str::<serde_json::Value>(body).is_ok());
+    }
+
+    #[test]
+    fn the_cap_fits_the_descriptor_limit() {
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(u64::MAX);
+        let cap = connection_cap(usize::MAX);
+        assert!(cap as u64 <= limit.saturating_sub(RESERVED_DESCRIPTORS).max(16));
+        assert_eq!(connection_cap(10), 10);
+    }
 }

@@ -17,6 +17,8 @@ mod limits;
 mod plan;
 pub mod prelude;
 mod profile;
+mod program_text;
+pub mod python_json;
 mod python_text;
 mod scoring;
 mod selection;
@@ -30,16 +32,21 @@ pub use exit_code::{ExitCodePolicy, Runner};
 pub use extraction::Extraction;
 pub use format_gate::{FormatFailure, FormatGate};
 pub use job_result::{JobResult, JobRun, Status, TestReport, TestRun, aggregate};
-pub use limits::Limits;
+pub use limits::{
+    LimitError, Limits, MAX_JOB_DEADLINE, MAX_MEMORY_MEGABYTES, MAX_TIME_LIMIT,
+    memory_limit_from_megabytes, time_limit_from_seconds,
+};
 pub use plan::{ExecutionPlan, Plan, PlanOptions, Stage, StageCondition, TestProgram, plan};
 pub use profile::{Profile, ProfileError, ProfileName, describe_profiles};
+pub use program_text::ProgramText;
+pub use python_json::{JsonTextError, from_python_json, parse_python_json};
 pub use scoring::{
     CODE_R1_FAILURE, CODE_R1_FORMAT_ERROR, CODE_R1_SUCCESS, KLEAR_MISSING_THINK_CLOSE,
     KLEAR_MISSING_THINK_OPEN, KLEAR_NO_CODE, PRIME_SCORED_TESTS, Scoring,
 };
 pub use selection::{TestSelection, sample_indices};
 pub use test_suite::{
-    FunctionalTests, InputOutputTest, TestSuite, TestSuiteError, TestValue, Tests,
+    FunctionalTests, InputOutputTest, MAX_TESTS, TestSuite, TestSuiteError, TestValue, Tests,
 };
 pub use value_join::ValueJoin;
 pub use verdict::{ExecutionResult, Verdict, judge_test};

@@ -2,6 +2,7 @@
 //! test suite, either an immediate result (format error, no code) or the test programs to run,
 //! in which stages, under which limits, and how to judge and aggregate them.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::assembly::{
@@ -11,8 +12,9 @@ use crate::assembly::{
 use crate::comparison::OutputComparison;
 use crate::exit_code::{ExitCodePolicy, Runner};
 use crate::job_result::{JobResult, Status};
-use crate::limits::Limits;
+use crate::limits::{Limits, MAX_JOB_DEADLINE};
 use crate::profile::{Profile, ProfileName};
+use crate::program_text::{ProgramText, SharedHeads};
 use crate::scoring::{PRIME_SCORED_TESTS, Scoring};
 use crate::selection::select_tests;
 use crate::test_suite::{FunctionalTests, TestSuite, Tests};
@@ -40,8 +42,9 @@ pub struct PlanOptions {
 pub struct TestProgram {
     /// Zero-based index of the test in the record's suite (0 for a single functional block).
     pub test_index: usize,
-    /// Complete Python source.
-    pub source: String,
+    /// Complete Python source. The part a job's programs share (prefix and code) is stored
+    /// once, so a job's memory does not grow with tests x response size.
+    pub source: ProgramText,
     /// Standard input; `None` means an empty stdin.
     pub stdin: Option<String>,
     /// Expected stdout for stdin tests, compared by the profile's comparator.
@@ -131,15 +134,15 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
 
     let mut limits = profile.limits;
     if profile.name == ProfileName::Klear
-        && let Some(seconds) = suite.time_limit_seconds
+        && let Some(time_limit) = suite.time_limit
     {
-        limits.time_per_test = Duration::from_secs_f64(seconds);
+        limits.time_per_test = time_limit;
     }
     if let Some(time_limit) = options.time_limit {
         limits.time_per_test = time_limit;
     }
     if let Some(memory) = options.memory_limit_bytes {
-        limits.memory_bytes = Some(memory);
+        limits.memory_bytes = memory;
     }
 
     let selected = select_tests(
@@ -155,8 +158,11 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
     let stages = build_stages(profile, &programs, &limits, options.time_limit);
     if profile.name == ProfileName::Rllm {
         // rllm's LiveCodeBench grader joins its worker after (timeout + 1) * n + 5 seconds.
+        // Saturates: a time limit or test count from a request can never make this panic.
         let seconds = (limits.time_per_test.as_secs_f64() + 1.0) * programs.len() as f64 + 5.0;
-        limits.job_deadline = Duration::from_secs_f64(seconds);
+        limits.job_deadline = Duration::try_from_secs_f64(seconds)
+            .unwrap_or(MAX_JOB_DEADLINE)
+            .min(MAX_JOB_DEADLINE);
     }
     let needs_scientific = programs
         .iter()
@@ -185,24 +191,28 @@ fn build_programs(
     selected: &[usize],
     options: &PlanOptions,
 ) -> Vec<TestProgram> {
-    let functional = |test_index: usize, source: String, sentinel: Option<String>| TestProgram {
-        test_index,
-        source,
-        stdin: None,
-        expected: None,
-        sentinel,
-    };
+    let functional =
+        |test_index: usize, source: ProgramText, sentinel: Option<String>| TestProgram {
+            test_index,
+            source,
+            stdin: None,
+            expected: None,
+            sentinel,
+        };
     match &suite.tests {
-        Tests::InputOutput(tests) => selected
-            .iter()
-            .map(|&index| TestProgram {
-                test_index: index,
-                source: code.to_owned(),
-                stdin: Some(profile.value_join.render(&tests[index].input)),
-                expected: Some(profile.value_join.render(&tests[index].output)),
-                sentinel: None,
-            })
-            .collect(),
+        Tests::InputOutput(tests) => {
+            let shared_code: Arc<str> = Arc::from(code);
+            selected
+                .iter()
+                .map(|&index| TestProgram {
+                    test_index: index,
+                    source: ProgramText::whole(Arc::clone(&shared_code)),
+                    stdin: Some(profile.value_join.render(&tests[index].input)),
+                    expected: Some(profile.value_join.render(&tests[index].output)),
+                    sentinel: None,
+                })
+                .collect()
+        }
         Tests::Functional(FunctionalTests::Single(block)) => {
             let source = match profile.functional {
                 FunctionalAssembly::KlearPerAssert => klear_functional(code, block),
@@ -214,12 +224,12 @@ fn build_programs(
                     let sentinel = sentinel_token(options.seed, &options.job_identity, 0);
                     return vec![functional(
                         0,
-                        judge_functional(code, block, &sentinel),
+                        ProgramText::whole(judge_functional(code, block, &sentinel)),
                         Some(sentinel),
                     )];
                 }
             };
-            vec![functional(0, source, None)]
+            vec![functional(0, ProgramText::whole(source), None)]
         }
         Tests::Functional(FunctionalTests::List(statements)) => match profile.functional {
             FunctionalAssembly::SingleProgram { with_prefix } => {
@@ -229,29 +239,36 @@ fn build_programs(
                     .collect();
                 vec![functional(
                     0,
-                    single_functional(code, &chosen.join("\n"), with_prefix),
+                    ProgramText::whole(single_functional(code, &chosen.join("\n"), with_prefix)),
                     None,
                 )]
             }
-            FunctionalAssembly::KlearPerAssert => selected
-                .iter()
-                .map(|&index| functional(index, klear_functional(code, &statements[index]), None))
-                .collect(),
-            FunctionalAssembly::PerAssert => selected
-                .iter()
-                .map(|&index| functional(index, plain_functional(code, &statements[index]), None))
-                .collect(),
-            FunctionalAssembly::JudgeSentinel => selected
-                .iter()
-                .map(|&index| {
-                    let sentinel = sentinel_token(options.seed, &options.job_identity, index);
-                    functional(
-                        index,
-                        judge_functional(code, &statements[index], &sentinel),
-                        Some(sentinel),
-                    )
-                })
-                .collect(),
+            per_test => {
+                // One program per assert: each text is built, then only its own tail is kept
+                // next to the head all of them share.
+                let text_of = |index: usize| -> (String, Option<String>) {
+                    let statement = &statements[index];
+                    match per_test {
+                        FunctionalAssembly::KlearPerAssert => {
+                            (klear_functional(code, statement), None)
+                        }
+                        FunctionalAssembly::JudgeSentinel => {
+                            let sentinel =
+                                sentinel_token(options.seed, &options.job_identity, index);
+                            (judge_functional(code, statement, &sentinel), Some(sentinel))
+                        }
+                        _ => (plain_functional(code, statement), None),
+                    }
+                };
+                let heads = SharedHeads::new(selected.iter().map(|&index| text_of(index).0));
+                selected
+                    .iter()
+                    .map(|&index| {
+                        let (text, sentinel) = text_of(index);
+                        functional(index, heads.text(text), sentinel)
+                    })
+                    .collect()
+            }
         },
     }
 }
@@ -269,7 +286,7 @@ fn build_stages(
         let first_pass = Stage {
             programs: every_program,
             time_per_test: first_pass_time,
-            budget: Some(first_pass_time + Duration::from_secs(1)),
+            budget: Some(first_pass_time.saturating_add(Duration::from_secs(1))),
             shared_process: true,
             may_stop_at_first_failure: true,
             run_if: StageCondition::Always,

@@ -1,8 +1,24 @@
 //! A record's tests, parsed from its ground truth (a JSON object or a JSON string holding
 //! one): paired `inputs`/`outputs` whose values are strings or lists, or `functional` assert
 //! strings (a list, or a single string as Code-R1 writes it).
+//!
+//! Every value is validated here, before anything uses it: a `timeout` that is negative, zero,
+//! over an hour or not a number, a `max_test_cases` that is not a positive integer, or more
+//! than [`MAX_TESTS`] tests make the job `invalid_job` with the key named, never a panic later.
+//! A key whose value is `null` is the same as an absent key: HF `datasets`, pyarrow and pandas
+//! write `{"inputs": [...], "outputs": [...], "functional": null}` for a column of mixed labels.
+
+use std::time::Duration;
 
 use serde_json::Value;
+
+use crate::limits::MAX_TIME_LIMIT;
+use crate::python_json::parse_python_json;
+
+/// Most tests one ground truth may hold: eight times the dataset's largest record (1,226
+/// tests). More is refused as `invalid_job` rather than planned, since every test costs a
+/// program, a sentinel and a line of `--details` output.
+pub const MAX_TESTS: usize = 10_000;
 
 /// One input or expected output value: the dataset holds strings, and a few lists of values
 /// (for example `["123"]`); both are kept as they are and joined per profile later.
@@ -38,9 +54,10 @@ pub enum FunctionalTests {
 pub struct TestSuite {
     /// The tests themselves.
     pub tests: Tests,
-    /// `ground_truth["timeout"]` when present: Klear's per-test time limit in seconds.
-    pub time_limit_seconds: Option<f64>,
-    /// `ground_truth["max_test_cases"]` when present: Klear's sampling limit.
+    /// `ground_truth["timeout"]` when present: Klear's per-test time limit, validated to
+    /// (0, 3600] seconds.
+    pub time_limit: Option<Duration>,
+    /// `ground_truth["max_test_cases"]` when present: Klear's sampling limit (at least 1).
     pub max_test_cases: Option<usize>,
 }
 
@@ -64,7 +81,7 @@ pub enum TestSuiteError {
     },
     /// The ground truth is JSON but not an object.
     #[error("ground truth must be a json object, found {found}")]
-    NotAnObject { found: &'static str },
+    NotAnObject { found: String },
     /// Neither test structure is present.
     #[error("ground truth has neither \"functional\" nor \"inputs\" and \"outputs\"")]
     NoTests,
@@ -74,12 +91,12 @@ pub enum TestSuiteError {
         present: &'static str,
         missing: &'static str,
     },
-    /// A key holds the wrong JSON type.
+    /// A key holds the wrong JSON type or a value out of range.
     #[error("ground truth key {key:?} must be {expected}, found {found}")]
     WrongType {
         key: &'static str,
         expected: &'static str,
-        found: &'static str,
+        found: String,
     },
     /// One element of a test list holds the wrong JSON type.
     #[error("ground truth {key:?}[{index}] must be {expected}, found {found}")]
@@ -87,7 +104,7 @@ pub enum TestSuiteError {
         key: &'static str,
         index: usize,
         expected: &'static str,
-        found: &'static str,
+        found: String,
     },
     /// `inputs` and `outputs` differ in length.
     #[error("ground truth has {inputs} inputs but {outputs} outputs")]
@@ -95,25 +112,39 @@ pub enum TestSuiteError {
     /// A test list is empty, so no reward can be computed.
     #[error("ground truth key {key:?} holds no tests")]
     Empty { key: &'static str },
+    /// A test list is longer than [`MAX_TESTS`].
+    #[error("ground truth key {key:?} holds {count} tests; at most {MAX_TESTS} are accepted")]
+    TooManyTests { key: &'static str, count: usize },
 }
 
-/// The JSON type name used in error messages.
-fn json_type(value: &Value) -> &'static str {
+/// A value as error messages show it: the type, and for scalars the value itself (so a NaN
+/// that arrived as the string `"NaN"` is visible), cut to a readable length.
+pub(crate) fn describe(value: &Value) -> String {
     match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
+        Value::Null => "null".to_owned(),
+        Value::Bool(flag) => format!("a boolean ({flag})"),
+        Value::Number(number) => number.to_string(),
+        Value::String(text) => {
+            let shown: String = text.chars().take(24).collect();
+            let cut = if shown.len() < text.len() { "..." } else { "" };
+            format!("a string ({shown:?}{cut})")
+        }
+        Value::Array(items) => format!("a list of {} items", items.len()),
+        Value::Object(_) => "an object".to_owned(),
     }
 }
 
+/// The member `key`, with `null` read as absent.
+fn member<'a>(object: &'a serde_json::Map<String, Value>, key: &str) -> Option<&'a Value> {
+    object.get(key).filter(|value| !value.is_null())
+}
+
 impl TestSuite {
-    /// Parses a ground truth given as a JSON string (Klear and verl accept both forms).
+    /// Parses a ground truth given as a JSON string (Klear and verl accept both forms), read
+    /// as Python's `json.loads` reads it (lone surrogates, `NaN`: see [`crate::python_json`]).
     pub fn from_json_str(text: &str) -> Result<Self, TestSuiteError> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|source| TestSuiteError::InvalidJson { source })?;
+        let value = parse_python_json(text.as_bytes())
+            .map_err(|source| TestSuiteError::InvalidJson { source })?;
         Self::from_value(&value)
     }
 
@@ -124,14 +155,14 @@ impl TestSuite {
         }
         let Value::Object(object) = value else {
             return Err(TestSuiteError::NotAnObject {
-                found: json_type(value),
+                found: describe(value),
             });
         };
         // Klear checks `functional` before `inputs`/`outputs`; so do we.
-        let tests = if let Some(functional) = object.get("functional") {
+        let tests = if let Some(functional) = member(object, "functional") {
             Tests::Functional(parse_functional(functional)?)
         } else {
-            match (object.get("inputs"), object.get("outputs")) {
+            match (member(object, "inputs"), member(object, "outputs")) {
                 (Some(inputs), Some(outputs)) => {
                     Tests::InputOutput(parse_input_output(inputs, outputs)?)
                 }
@@ -150,34 +181,12 @@ impl TestSuite {
                 (None, None) => return Err(TestSuiteError::NoTests),
             }
         };
-        let time_limit_seconds = match object.get("timeout") {
-            None | Some(Value::Null) => None,
-            Some(Value::Number(number)) => number.as_f64().filter(|seconds| *seconds > 0.0),
-            Some(other) => {
-                return Err(TestSuiteError::WrongType {
-                    key: "timeout",
-                    expected: "a number",
-                    found: json_type(other),
-                });
-            }
-        };
-        let max_test_cases = match object.get("max_test_cases") {
-            None | Some(Value::Null) => None,
-            Some(Value::Number(number)) if number.as_u64().is_some_and(|count| count > 0) => number
-                .as_u64()
-                .and_then(|count| usize::try_from(count).ok()),
-            Some(other) => {
-                return Err(TestSuiteError::WrongType {
-                    key: "max_test_cases",
-                    expected: "a positive integer",
-                    found: json_type(other),
-                });
-            }
-        };
         Ok(Self {
             tests,
-            time_limit_seconds,
-            max_test_cases,
+            time_limit: member(object, "timeout").map(parse_timeout).transpose()?,
+            max_test_cases: member(object, "max_test_cases")
+                .map(parse_max_test_cases)
+                .transpose()?,
         })
     }
 
@@ -196,13 +205,52 @@ impl TestSuite {
     }
 }
 
+/// Klear's `timeout`: seconds in (0, 3600]. Python's `json` reads `NaN` and `Infinity`, which
+/// reach us as strings (serde_json has no NaN) and are refused like any other string.
+fn parse_timeout(value: &Value) -> Result<Duration, TestSuiteError> {
+    let invalid = || TestSuiteError::WrongType {
+        key: "timeout",
+        expected: "a number of seconds in (0, 3600]",
+        found: describe(value),
+    };
+    let seconds = value.as_f64().ok_or_else(invalid)?;
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIME_LIMIT.as_secs_f64()) {
+        return Err(invalid());
+    }
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|limit| !limit.is_zero())
+        .ok_or_else(invalid)
+}
+
+/// Klear's `max_test_cases`: a positive integer (a larger one than the suite just means all).
+fn parse_max_test_cases(value: &Value) -> Result<usize, TestSuiteError> {
+    value
+        .as_u64()
+        .filter(|count| *count > 0)
+        .map(|count| usize::try_from(count).unwrap_or(usize::MAX))
+        .ok_or_else(|| TestSuiteError::WrongType {
+            key: "max_test_cases",
+            expected: "a positive integer",
+            found: describe(value),
+        })
+}
+
+fn check_count(key: &'static str, count: usize) -> Result<(), TestSuiteError> {
+    if count == 0 {
+        return Err(TestSuiteError::Empty { key });
+    }
+    if count > MAX_TESTS {
+        return Err(TestSuiteError::TooManyTests { key, count });
+    }
+    Ok(())
+}
+
 fn parse_functional(value: &Value) -> Result<FunctionalTests, TestSuiteError> {
     match value {
         Value::String(text) => Ok(FunctionalTests::Single(text.clone())),
         Value::Array(items) => {
-            if items.is_empty() {
-                return Err(TestSuiteError::Empty { key: "functional" });
-            }
+            check_count("functional", items.len())?;
             items
                 .iter()
                 .enumerate()
@@ -212,7 +260,7 @@ fn parse_functional(value: &Value) -> Result<FunctionalTests, TestSuiteError> {
                         key: "functional",
                         index,
                         expected: "a string",
-                        found: json_type(other),
+                        found: describe(other),
                     }),
                 })
                 .collect::<Result<Vec<_>, _>>()
@@ -221,7 +269,7 @@ fn parse_functional(value: &Value) -> Result<FunctionalTests, TestSuiteError> {
         other => Err(TestSuiteError::WrongType {
             key: "functional",
             expected: "a list of strings or a string",
-            found: json_type(other),
+            found: describe(other),
         }),
     }
 }
@@ -231,12 +279,10 @@ fn parse_values(key: &'static str, value: &Value) -> Result<Vec<TestValue>, Test
         return Err(TestSuiteError::WrongType {
             key,
             expected: "a list",
-            found: json_type(value),
+            found: describe(value),
         });
     };
-    if items.is_empty() {
-        return Err(TestSuiteError::Empty { key });
-    }
+    check_count(key, items.len())?;
     items
         .iter()
         .enumerate()
@@ -247,7 +293,7 @@ fn parse_values(key: &'static str, value: &Value) -> Result<Vec<TestValue>, Test
                 key,
                 index,
                 expected: "a string or a list",
-                found: json_type(other),
+                found: describe(other),
             }),
         })
         .collect()
@@ -275,6 +321,7 @@ fn parse_input_output(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
 
     #[test]
@@ -310,8 +357,138 @@ mod tests {
             "functional": ["assert True"], "timeout": 5, "max_test_cases": 4
         }))
         .unwrap();
-        assert_eq!(suite.time_limit_seconds, Some(5.0));
+        assert_eq!(suite.time_limit, Some(Duration::from_secs(5)));
         assert_eq!(suite.max_test_cases, Some(4));
+        let fractional =
+            TestSuite::from_value(&json!({"functional": ["assert True"], "timeout": 0.25}))
+                .unwrap();
+        assert_eq!(fractional.time_limit, Some(Duration::from_millis(250)));
+    }
+
+    /// Issue 13: a ground truth given as a JSON string is read as Python reads it.
+    #[test]
+    fn issue_13_json_string_ground_truths_are_read_as_python_reads_them() {
+        let suite =
+            TestSuite::from_json_str(r#"{"inputs": ["\ud800\n"], "outputs": ["x"]}"#).unwrap();
+        let Tests::InputOutput(tests) = &suite.tests else {
+            panic!("expected input/output tests");
+        };
+        assert_eq!(tests[0].input, TestValue::Text("\u{fffd}\n".into()));
+        let error =
+            TestSuite::from_value(&json!(r#"{"functional": ["assert 1"], "timeout": NaN}"#))
+                .unwrap_err()
+                .to_string();
+        assert_eq!(
+            error,
+            "ground truth key \"timeout\" must be a number of seconds in (0, 3600], found a string (\"NaN\")"
+        );
+    }
+
+    /// Issue 16: HF `datasets`, pyarrow and pandas write absent keys as `null`.
+    #[test]
+    fn issue_16_null_keys_are_absent_keys() {
+        let input_output = TestSuite::from_value(&json!({
+            "inputs": ["1\n"], "outputs": ["1\n"], "functional": null,
+            "timeout": null, "max_test_cases": null
+        }))
+        .unwrap();
+        assert!(matches!(input_output.tests, Tests::InputOutput(ref tests) if tests.len() == 1));
+        assert_eq!(
+            (input_output.time_limit, input_output.max_test_cases),
+            (None, None)
+        );
+        let functional = TestSuite::from_value(&json!({
+            "inputs": null, "outputs": null, "functional": ["assert True"]
+        }))
+        .unwrap();
+        assert_eq!(functional.len(), 1);
+        let error = TestSuite::from_value(&json!({"inputs": ["1"], "outputs": null})).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "ground truth has \"inputs\" but no \"outputs\""
+        );
+        let error = TestSuite::from_value(&json!({"functional": null, "inputs": null}))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("neither"), "{error}");
+    }
+
+    /// Issue 12: every numeric and size field is validated, with the key named.
+    #[test]
+    fn issue_12_out_of_range_settings_name_the_key() {
+        let with = |key: &str, value: Value| {
+            let mut truth = json!({"inputs": ["1\n"], "outputs": ["1\n"]});
+            truth[key] = value;
+            TestSuite::from_value(&truth)
+                .map(|_| ())
+                .unwrap_err()
+                .to_string()
+        };
+        for (value, shown) in [
+            (json!(1e300), "1e+300"),
+            (json!(-1), "-1"),
+            (json!(0), "0"),
+            (json!(3600.5), "3600.5"),
+            (json!("NaN"), "a string (\"NaN\")"),
+            (json!("5"), "a string (\"5\")"),
+            (json!([5]), "a list of 1 items"),
+            (json!(true), "a boolean (true)"),
+        ] {
+            assert_eq!(
+                with("timeout", value),
+                format!(
+                    "ground truth key \"timeout\" must be a number of seconds in (0, 3600], found {shown}"
+                )
+            );
+        }
+        for (value, shown) in [
+            (json!(0), "0"),
+            (json!(-3), "-3"),
+            (json!(2.5), "2.5"),
+            (json!(1e20), "1e+20"),
+            (json!("16"), "a string (\"16\")"),
+        ] {
+            assert_eq!(
+                with("max_test_cases", value),
+                format!(
+                    "ground truth key \"max_test_cases\" must be a positive integer, found {shown}"
+                )
+            );
+        }
+        let huge = u64::MAX;
+        let suite =
+            TestSuite::from_value(&json!({"functional": ["assert 1"], "max_test_cases": huge}))
+                .unwrap();
+        assert_eq!(suite.max_test_cases, Some(usize::MAX));
+    }
+
+    #[test]
+    fn issue_12_huge_test_counts_are_refused() {
+        let many: Vec<String> = (0..=MAX_TESTS).map(|index| index.to_string()).collect();
+        let error = TestSuite::from_value(&json!({"inputs": many, "outputs": many}))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            format!(
+                "ground truth key \"inputs\" holds {} tests; at most 10000 are accepted",
+                MAX_TESTS + 1
+            )
+        );
+        let error = TestSuite::from_value(&json!({"functional": many}))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("ground truth key \"functional\" holds 10001 tests"),
+            "{error}"
+        );
+        let enough: Vec<String> = many[..MAX_TESTS].to_vec();
+        assert_eq!(
+            TestSuite::from_value(&json!({"inputs": enough, "outputs": enough}))
+                .unwrap()
+                .len(),
+            MAX_TESTS
+        );
     }
 
     #[test]
@@ -319,7 +496,7 @@ mod tests {
         let cases = [
             (
                 json!([1]),
-                "ground truth must be a json object, found a list",
+                "ground truth must be a json object, found a list of 1 items",
             ),
             (
                 json!({}),
@@ -331,7 +508,7 @@ mod tests {
             ),
             (
                 json!({"inputs": ["1", 2], "outputs": ["1", "2"]}),
-                "ground truth \"inputs\"[1] must be a string or a list, found a number",
+                "ground truth \"inputs\"[1] must be a string or a list, found 2",
             ),
             (
                 json!({"inputs": ["1"], "outputs": ["1", "2"]}),
@@ -347,7 +524,7 @@ mod tests {
             ),
             (
                 json!({"functional": 3}),
-                "ground truth key \"functional\" must be a list of strings or a string, found a number",
+                "ground truth key \"functional\" must be a list of strings or a string, found 3",
             ),
         ];
         for (value, message) in cases {
@@ -360,5 +537,89 @@ mod tests {
                 .to_string()
                 .starts_with("ground truth is not valid json")
         );
+    }
+
+    /// Any JSON scalar or small container.
+    fn any_value() -> impl Strategy<Value = Value> {
+        let scalar = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_map(|number| serde_json::Number::from_f64(number)
+                    .map_or(Value::Null, Value::Number)),
+            "[a-zA-Z0-9 .\\-]{0,8}".prop_map(Value::from),
+        ];
+        scalar.prop_recursive(2, 8, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(("[a-z_]{1,16}", inner), 0..4)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Whatever a ground truth's settings hold, parsing never panics, and an accepted
+        /// setting is always one the executor can use as is.
+        #[test]
+        fn issue_12_validated_settings_are_always_usable(
+            timeout in any_value(),
+            max_test_cases in any_value(),
+            seconds in any::<f64>(),
+        ) {
+            let mut truth = json!({"inputs": ["1\n"], "outputs": ["1\n"]});
+            truth["timeout"] = timeout;
+            truth["max_test_cases"] = max_test_cases;
+            if let Ok(suite) = TestSuite::from_value(&truth) {
+                if let Some(limit) = suite.time_limit {
+                    prop_assert!(!limit.is_zero() && limit <= MAX_TIME_LIMIT);
+                }
+                if let Some(count) = suite.max_test_cases {
+                    prop_assert!(count > 0);
+                }
+            }
+            let number = serde_json::Number::from_f64(seconds).map_or(Value::Null, Value::Number);
+            let accepted = TestSuite::from_value(&json!({"functional": ["assert 1"], "timeout": number}))
+                .map(|suite| suite.time_limit);
+            match accepted {
+                Ok(Some(limit)) => prop_assert!(
+                    seconds > 0.0 && seconds <= 3600.0 && (limit.as_secs_f64() - seconds).abs() < 1e-6
+                ),
+                Ok(None) => prop_assert!(!seconds.is_finite()),
+                Err(_) => prop_assert!(!(1e-9..=3600.0).contains(&seconds)),
+            }
+        }
+
+        /// The same keys with `null` or absent give the same suite.
+        #[test]
+        fn issue_16_null_and_absent_agree(
+            nulls in prop::collection::vec(any::<bool>(), 5),
+            functional in any::<bool>(),
+        ) {
+            let mut with_nulls = serde_json::Map::new();
+            let mut without = serde_json::Map::new();
+            let present: Vec<(&str, Value)> = if functional {
+                vec![("functional", json!(["assert 1"]))]
+            } else {
+                vec![("inputs", json!(["1\n"])), ("outputs", json!(["1\n"]))]
+            };
+            for (key, value) in present {
+                with_nulls.insert(key.to_owned(), value.clone());
+                without.insert(key.to_owned(), value);
+            }
+            for (key, null) in ["functional", "inputs", "outputs", "timeout", "max_test_cases"]
+                .into_iter()
+                .zip(nulls)
+            {
+                if null && !with_nulls.contains_key(key) {
+                    with_nulls.insert(key.to_owned(), Value::Null);
+                }
+            }
+            let left = TestSuite::from_value(&Value::Object(with_nulls)).unwrap();
+            let right = TestSuite::from_value(&Value::Object(without)).unwrap();
+            prop_assert_eq!(left, right);
+        }
     }
 }

@@ -3,12 +3,17 @@
 //! | status | meaning |
 //! |---|---|
 //! | 0 | success; every check passed |
-//! | 1 | the command ran to the end but found problems (a failed check, failed tests) |
-//! | 2 | usage error, or an input that cannot be read (missing file, directory, bad profile) |
+//! | 1 | the command ran to the end but found problems (a failed check, bad lines in the input, an invalid job) |
+//! | 2 | usage error, an input that cannot be read (missing file, directory, no records), an output refused because it is an input |
 //! | 3 | the sandbox cannot provide the protections asked for |
 //! | 4 | a download failed (network, HTTP status) after its retries |
 //! | 5 | a downloaded file did not match its checksum (it was deleted) |
-//! | 130 | interrupted (Ctrl-C) after writing every finished result |
+//! | 6 | an output could not be written (disk full, I/O error); nothing appeared under its name and the previous file is untouched |
+//! | 130 | `verify` interrupted (Ctrl-C, SIGTERM) after writing every finished result |
+//!
+//! Other commands stopped by SIGINT, SIGTERM or SIGHUP remove their unfinished outputs and die
+//! by that signal (a shell shows 130, 143, 129); a closed standard output ends the command by
+//! SIGPIPE (141), quietly. `docs/cli.md` lists the statuses of each command.
 
 use std::process::ExitCode;
 
@@ -39,6 +44,8 @@ pub(crate) const SANDBOX_UNAVAILABLE: u8 = 3;
 pub(crate) const DOWNLOAD_FAILED: u8 = 4;
 /// Exit status when a downloaded file did not match its checksum.
 pub(crate) const CHECKSUM_MISMATCH: u8 = 5;
+/// Exit status when an output could not be written.
+pub(crate) const OUTPUT_FAILED: u8 = 6;
 
 impl Failure {
     pub(crate) fn new(code: u8, message: impl Into<String>) -> Self {
@@ -55,13 +62,50 @@ pub(crate) fn to_exit_code(outcome: anyhow::Result<Status>) -> ExitCode {
         Ok(Status::ProblemsFound) => ExitCode::from(1),
         Ok(Status::Interrupted) => ExitCode::from(130),
         Err(error) => {
-            eprintln!("rlvr: error: {error:#}");
-            match error.downcast_ref::<Failure>() {
-                Some(failure) => ExitCode::from(failure.code),
-                None => ExitCode::from(USAGE),
+            if is_broken_pipe(&error) {
+                rlvr_output::terminate_by_signal(signal_hook::consts::SIGPIPE);
             }
+            eprintln!("rlvr: error: {}", message(&error));
+            ExitCode::from(code(&error))
         }
     }
+}
+
+/// The error and its causes on one line, each text once: a cause whose text the message
+/// already holds (libraries often repeat their source) is skipped.
+pub(crate) fn message(error: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || message.contains(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message
+}
+
+fn code(error: &anyhow::Error) -> u8 {
+    if let Some(failure) = error.downcast_ref::<Failure>() {
+        return failure.code;
+    }
+    match rlvr_output::find_output_error(error.chain()) {
+        Some(output) if output.is_write_failure() => OUTPUT_FAILED,
+        _ => USAGE,
+    }
+}
+
+/// Standard output (or error) was closed by the reader: nothing in `rlvr` writes to a pipe of
+/// its own that could fail this way.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Logs go to stderr, filtered by `RLVR_LOG` (default: warnings).
@@ -72,16 +116,4 @@ pub(crate) fn init_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-}
-
-/// Starts the sandbox for a command, mapping a failure to [`SANDBOX_UNAVAILABLE`].
-pub(crate) fn start_sandbox(allow_degraded: bool) -> anyhow::Result<rlvr_sandbox::Sandbox> {
-    let config = crate::command::run::sandbox_config(allow_degraded)?;
-    rlvr_sandbox::Sandbox::new(config).map_err(|error| {
-        Failure::new(
-            SANDBOX_UNAVAILABLE,
-            format!("the sandbox cannot start: {error}"),
-        )
-        .into()
-    })
 }

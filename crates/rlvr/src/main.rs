@@ -1,8 +1,13 @@
 //! `rlvr`: the command-line front end. Parses arguments, dispatches to one module per
 //! subcommand, and maps every outcome to an exit status in one place.
 
+#![deny(clippy::print_stdout)]
+
 mod command;
 mod exit;
+mod progress;
+mod start_sandbox;
+mod stdout;
 
 use std::process::ExitCode;
 
@@ -55,6 +60,16 @@ enum Command {
 fn main() -> ExitCode {
     exit::init_logging();
     let cli = Cli::parse();
+    // `verify` and `serve` stop on signals themselves (finishing work in flight); `run` and
+    // `doctor` write no file. Every other command removes its unfinished outputs first.
+    let handles_signals = matches!(
+        cli.command,
+        Command::Verify(_) | Command::Serve(_) | Command::Run(_) | Command::Doctor(_)
+    );
+    if !handles_signals && let Err(error) = rlvr_output::install_signal_cleanup() {
+        eprintln!("rlvr: error: installing the signal handler: {error}");
+        return std::process::ExitCode::from(exit::USAGE);
+    }
     let outcome = match cli.command {
         Command::Validate(args) => command::validate::run(args),
         Command::Stats(args) => command::stats::run(args),

@@ -366,7 +366,7 @@ fn a_client_that_disconnects_cancels_its_queued_work() {
         let mut stream = TcpStream::connect(&served.address).unwrap();
         write!(
             stream,
-            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         )
         .unwrap();

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -122,7 +122,8 @@ fn bad_job_lines_become_invalid_job_results_and_the_run_goes_on() {
         ],
     );
     let output = verify(&jobs, &[]);
-    assert!(output.status.success());
+    // Issue 13: invalid jobs are bad input, and the exit status says so.
+    assert_eq!(output.status.code(), Some(1));
     let lines = results(&output);
     assert_eq!(lines.len(), 5);
     for (position, line) in lines[..4].iter().enumerate() {
@@ -213,8 +214,10 @@ fn dataset_rows_are_read_by_index() {
         ],
     );
     let output = verify(&jobs, &["--dataset", dataset.to_str().unwrap()]);
-    assert!(
-        output.status.success(),
+    // Issue 13: the job past the last row is invalid, and the exit status says so.
+    assert_eq!(
+        output.status.code(),
+        Some(1),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
@@ -466,15 +469,9 @@ fn ctrl_c_writes_every_finished_result_and_exits_130() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until a few results are written, then interrupt.
-    let started = Instant::now();
-    while std::fs::read_to_string(&out).map_or(0, |text| text.lines().count()) < 2 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no result within a minute"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // `--out` appears only at the end (issue 13): interrupt a quarter of the way through the
+    // 32 s the jobs take on two workers (four tests of 0.4 s each).
+    std::thread::sleep(Duration::from_secs(8));
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -488,7 +485,7 @@ fn ctrl_c_writes_every_finished_result_and_exits_130() {
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
     assert!(
-        written.len() >= 2 && written.len() < 40,
+        !written.is_empty() && written.len() < 40,
         "{} results",
         written.len()
     );

@@ -33,6 +33,9 @@ pub enum JsonErrorKind {
     ExtraData,
     #[error("integer literal longer than python's 4300-digit limit")]
     IntegerTooLong,
-    #[error("nesting deeper than 1000 levels")]
+    #[error(
+        "nesting deeper than {max} levels (python's json raises RecursionError)",
+        max = super::parser::MAX_DEPTH
+    )]
     TooDeep,
 }

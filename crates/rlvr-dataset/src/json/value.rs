@@ -3,7 +3,8 @@
 //!
 //! Both keep object members in written order, duplicates included; lookups take the last
 //! duplicate, as a Python `dict` built by `json.loads` does. `python_eq` is Python's `==` on the
-//! decoded objects: key order and overwritten duplicates do not matter, `1 == 1.0`, `NaN != NaN`.
+//! decoded objects: key order and overwritten duplicates do not matter, `1 == 1.0`, `True == 1`,
+//! and a `NaN` inside a list or dict equals a `NaN` at the same place (see [`ValueRef::python_eq`]).
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -110,8 +111,6 @@ pub enum ValueRef<'a> {
 pub struct ArrayRef<'a> {
     pub(crate) items: Vec<ValueRef<'a>>,
     pub(crate) raw: &'a [u8],
-    /// A `NaN` literal occurs somewhere inside.
-    pub(crate) has_nan: bool,
 }
 
 /// An object (members in written order, duplicates kept) and the exact text it was parsed from.
@@ -119,8 +118,6 @@ pub struct ArrayRef<'a> {
 pub struct ObjectRef<'a> {
     pub(crate) members: Vec<(JsonStr<'a>, ValueRef<'a>)>,
     pub(crate) raw: &'a [u8],
-    /// A `NaN` literal occurs somewhere inside.
-    pub(crate) has_nan: bool,
 }
 
 impl<'a> ArrayRef<'a> {
@@ -251,27 +248,28 @@ impl<'a> ValueRef<'a> {
 
     /// Python's `==` on the values `json.loads` would build.
     ///
-    /// Fast path: identical raw text is equal, unless it holds a `NaN` literal (which Python
-    /// never finds equal to another `NaN` parsed separately; the parser notes where one is, so
-    /// the text need not be searched).
+    /// `json.loads` turns every `NaN` literal into one shared float object, and Python compares
+    /// list items and dict values by identity first (`PyObject_RichCompareBool`), so a `NaN`
+    /// inside a container equals a `NaN` at the same place of another, while a bare `NaN` never
+    /// equals anything (`nan == nan` is false). Hence the fast path: identical raw text is equal
+    /// unless it is a bare `NaN`.
     pub fn python_eq(&self, other: &ValueRef<'_>) -> bool {
         if std::mem::discriminant(self) == std::mem::discriminant(other)
-            && !self.contains_nan()
             && self.raw() == other.raw()
         {
-            return true;
+            return !self.is_nan();
         }
         self.python_eq_slow(other)
     }
 
-    /// Whether a `NaN` literal occurs in this value.
-    fn contains_nan(&self) -> bool {
-        match self {
-            Self::Number(number) => number.text == "NaN",
-            Self::Array(array) => array.has_nan,
-            Self::Object(object) => object.has_nan,
-            Self::Null | Self::Bool(_) | Self::String(_) => false,
-        }
+    /// A `NaN` literal.
+    fn is_nan(&self) -> bool {
+        matches!(self, Self::Number(number) if number.text == "NaN")
+    }
+
+    /// Python's comparison of two items of containers: identity first, then `==`.
+    fn item_eq(&self, other: &ValueRef<'_>) -> bool {
+        (self.is_nan() && other.is_nan()) || self.python_eq(other)
     }
 
     fn python_eq_slow(&self, other: &ValueRef<'_>) -> bool {
@@ -293,14 +291,14 @@ impl<'a> ValueRef<'a> {
                         .items
                         .iter()
                         .zip(&right.items)
-                        .all(|(left, right)| left.python_eq(right))
+                        .all(|(left, right)| left.item_eq(right))
             }
             (Self::Object(left), ValueRef::Object(right)) => {
                 let (left, right) = (left.effective_members(), right.effective_members());
                 left.len() == right.len()
                     && left.iter().zip(&right).all(
                         |((left_key, left_value), (right_key, right_value))| {
-                            left_key == right_key && left_value.python_eq(right_value)
+                            left_key == right_key && left_value.item_eq(right_value)
                         },
                     )
             }
@@ -404,7 +402,8 @@ impl Value {
         }
     }
 
-    /// Python's `==` on the values `json.loads` would build.
+    /// Python's `==` on the values `json.loads` would build (a `NaN` inside a container equals
+    /// a `NaN` at the same place, as for [`ValueRef::python_eq`]).
     pub fn python_eq(&self, other: &Value) -> bool {
         match (self, other) {
             (Self::Null, Self::Null) => true,
@@ -419,19 +418,28 @@ impl Value {
                     && left
                         .iter()
                         .zip(right)
-                        .all(|(left, right)| left.python_eq(right))
+                        .all(|(left, right)| left.item_eq(right))
             }
             (Self::Object(left), Self::Object(right)) => {
                 let (left, right) = (effective_members(left), effective_members(right));
                 left.len() == right.len()
                     && left.iter().zip(&right).all(
                         |((left_key, left_value), (right_key, right_value))| {
-                            left_key == right_key && left_value.python_eq(right_value)
+                            left_key == right_key && left_value.item_eq(right_value)
                         },
                     )
             }
             _ => false,
         }
+    }
+
+    fn is_nan(&self) -> bool {
+        matches!(self, Self::Number(number) if &*number.text == "NaN")
+    }
+
+    /// Python's comparison of two items of containers: identity first, then `==`.
+    fn item_eq(&self, other: &Value) -> bool {
+        (self.is_nan() && other.is_nan()) || self.python_eq(other)
     }
 
     /// Compact JSON text (no spaces); parses back to an equal value here and in Python.

@@ -19,10 +19,14 @@ pub enum SynthError {
         /// The largest accepted average.
         maximum: u64,
     },
-    /// Writing the output or its sidecar failed; files are opened with `fs-err`, so the
-    /// message names the path.
-    #[error(transparent)]
-    Write(std::io::Error),
+    /// Writing the output or its sidecar failed (the message names the path); nothing was
+    /// moved into place.
+    // Not `transparent`, which would hide the `OutputError` from the error chain.
+    #[error("{0}")]
+    Write(#[from] rlvr_output::OutputError),
+    /// Writing to a caller's writer failed.
+    #[error("writing the synthetic rows")]
+    Stream(#[source] std::io::Error),
     /// The faults sidecar could not be encoded.
     #[error("failed to encode the faults sidecar")]
     Encode(#[source] serde_json::Error),

@@ -26,7 +26,6 @@ const BATCH_BYTES: u64 = 32 << 20;
 /// places); smaller files get a pool of an eighth of their size.
 const MAX_POOL_BYTES: u64 = 4 << 20;
 const MIN_POOL_BYTES: u64 = 64 << 10;
-const WRITE_BUFFER_BYTES: usize = 4 << 20;
 
 /// Where the list of injected lines is written next to `out`: `OUT.faults.json`.
 pub fn faults_sidecar_path(out: &Path) -> PathBuf {
@@ -35,18 +34,21 @@ pub fn faults_sidecar_path(out: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Writes a synthetic file at `path` (replacing it) and, when faults are injected, the sidecar
-/// [`faults_sidecar_path`] listing them as JSON.
+/// Writes a synthetic file at `path` and, when faults are injected, the sidecar
+/// [`faults_sidecar_path`] listing them as JSON. Both appear (replacing earlier ones) only when
+/// complete, together; on an error neither does.
 pub fn write_synthetic(
     path: impl AsRef<Path>,
     options: &SynthOptions,
 ) -> Result<SynthSummary, SynthError> {
     let path = path.as_ref();
     options.check()?;
-    let file = fs_err::File::create(path).map_err(SynthError::Write)?;
-    let mut writer = std::io::BufWriter::with_capacity(WRITE_BUFFER_BYTES, file);
-    let summary = write_synthetic_to(&mut writer, options)?;
-    writer.flush().map_err(SynthError::Write)?;
+    let mut file = rlvr_output::AtomicFile::create(path)?;
+    let summary = write_synthetic_to(&mut file, options).map_err(|error| match error {
+        SynthError::Stream(source) => SynthError::Write(file.error(source)),
+        other => other,
+    })?;
+    let mut outputs = vec![file];
     if options.inject_faults {
         let sidecar = serde_json::json!({
             "file": path.display().to_string(),
@@ -55,8 +57,13 @@ pub fn write_synthetic(
             "injected": summary.injected,
         });
         let text = serde_json::to_string_pretty(&sidecar).map_err(SynthError::Encode)?;
-        fs_err::write(faults_sidecar_path(path), text + "\n").map_err(SynthError::Write)?;
+        let mut sidecar_file = rlvr_output::AtomicFile::create(faults_sidecar_path(path))?;
+        sidecar_file
+            .write_all((text + "\n").as_bytes())
+            .map_err(|source| sidecar_file.error(source))?;
+        outputs.push(sidecar_file);
     }
+    rlvr_output::commit_all(outputs)?;
     Ok(summary)
 }
 
@@ -251,7 +258,7 @@ impl<'a, W: Write> OrderedOutput<'a, W> {
     }
 
     fn write_line(&mut self, line: &[u8]) -> Result<(), SynthError> {
-        self.writer.write_all(line).map_err(SynthError::Write)?;
+        self.writer.write_all(line).map_err(SynthError::Stream)?;
         self.lines += 1;
         self.bytes += line.len() as u64;
         Ok(())

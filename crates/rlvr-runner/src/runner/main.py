@@ -1,6 +1,20 @@
 # Loading a job, resetting between jobs, and the request loop.
 
+def describe_failure(error):
+    """`TypeError: message` as Python prints the last line of a traceback; never raises (the
+    failure may be a MemoryError, and formatting it must not fail in turn)."""
+    try:
+        return "".join(traceback.format_exception_only(type(error), error))
+    except BaseException:
+        return type(error).__name__ + "\n"
+
+
 def load(state, header, sources):
+    """Compiles the job's program once. Whatever the response makes `compile` (or a harness's
+    `ast` transformation) raise is the solution's failure, reported as `compile_error`, never a
+    runner crash: SyntaxError and ValueError, but also RecursionError (deeply nested code),
+    MemoryError (huge or deeply nested expressions), OverflowError, UnicodeEncodeError (lone
+    surrogates), and anything else."""
     state["filename"] = header.get("filename", "solution.py")
     failed = []
     for module in header.get("preload", []):
@@ -17,16 +31,17 @@ def load(state, header, sources):
         transform = HARNESS_PROGRAMS[state["harness"]]
         try:
             sources = [transform(source) for source in sources]
-        except SyntaxError as error:
-            state["compile_error"] = "".join(traceback.format_exception_only(type(error), error))
+        except BaseException as error:
+            state["compile_error"] = describe_failure(error)
             sources = []
     for source in sources:
         try:
             state["units"].append(compile(source, state["filename"], "exec", dont_inherit=True))
-        except (SyntaxError, ValueError) as error:
-            state["compile_error"] = "".join(traceback.format_exception_only(type(error), error))
+        except BaseException as error:
+            state["compile_error"] = describe_failure(error)
             state["units"] = []
             break
+    sources = None
     # Keep the heap small and stable for fork: collect now, freeze survivors.
     gc.collect()
     gc.freeze()

@@ -1,5 +1,11 @@
 //! The router and what every route shares: JSON bodies with reasons on failure, profile
 //! resolution, admission, deadlines.
+//!
+//! Bodies are read as Python's `json` writes them (lone surrogate escapes, `NaN`: see
+//! `rlvr_verify::python_json`), so one odd character in a prompt no longer rejects a whole
+//! batch; a field of the wrong type is a 400 naming the field's path. In every request, a key
+//! whose value is `null` is the same as an absent key (pyarrow and pandas write absent keys
+//! as `null`).
 
 mod health;
 mod open_instruct;
@@ -18,7 +24,11 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use rlvr_engine::Job;
-use rlvr_verify::{JobResult, Profile, ProfileName};
+use rlvr_verify::{
+    JobResult, JsonTextError, Profile, ProfileName, from_python_json, memory_limit_from_megabytes,
+    time_limit_from_seconds,
+};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::admission::Reservation;
@@ -44,13 +54,18 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .fallback(health::not_found)
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
+            crate::request_body::read_body,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
             crate::auth::guard,
         ))
         .layer(DefaultBodyLimit::max(body_limit))
         .with_state(state)
 }
 
-/// Decodes a JSON body; 413 past the body limit, 400 with serde's reason otherwise.
+/// Decodes a JSON body; 413 past the body limit, 400 with the reason (and the field's path)
+/// otherwise.
 pub(crate) fn json_body<T: DeserializeOwned>(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<T, ApiError> {
@@ -63,14 +78,22 @@ pub(crate) fn json_body<T: DeserializeOwned>(
         };
         ApiError::new(status, reason)
     })?;
-    serde_json::from_slice(&body).map_err(|error| {
-        let kind = if error.is_data() {
-            "invalid request"
-        } else {
-            "malformed JSON"
-        };
-        ApiError::bad_request(format!("{kind}: {error}"))
+    from_python_json(&body).map_err(|error| match error {
+        JsonTextError::Syntax(error) => ApiError::bad_request(format!("malformed JSON: {error}")),
+        data @ JsonTextError::Data { .. } => {
+            ApiError::bad_request(format!("invalid request: {data}"))
+        }
     })
+}
+
+/// `#[serde(default, deserialize_with = "null_as_default")]`: a `null` value is the default,
+/// as an absent key is.
+pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// The named profile (or the server's default) with its reward mode.
@@ -120,15 +143,18 @@ pub(crate) fn deadline(state: &AppState, asked_seconds: Option<f64>) -> Result<D
 
 /// A per-test time limit given in seconds: positive, finite, at most an hour.
 pub(crate) fn time_limit(name: &str, seconds: Option<f64>) -> Result<Option<Duration>, ApiError> {
-    match seconds {
-        None => Ok(None),
-        Some(seconds) if seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0 => {
-            Ok(Some(Duration::from_secs_f64(seconds)))
-        }
-        Some(seconds) => Err(ApiError::bad_request(format!(
-            "{name} must be in (0, 3600] seconds, found {seconds}"
-        ))),
-    }
+    seconds
+        .map(|seconds| time_limit_from_seconds(name, seconds))
+        .transpose()
+        .map_err(|error| ApiError::bad_request(error.to_string()))
+}
+
+/// A memory limit given in megabytes, in bytes: at least 1, at most 1 TiB.
+pub(crate) fn memory_limit(name: &str, megabytes: Option<u64>) -> Result<Option<u64>, ApiError> {
+    megabytes
+        .map(|megabytes| memory_limit_from_megabytes(name, megabytes))
+        .transpose()
+        .map_err(|error| ApiError::bad_request(error.to_string()))
 }
 
 /// 413 when one request alone holds more jobs than `--max-jobs-per-request`.

@@ -1,6 +1,6 @@
 //! SandboxFusion-compatible `POST /run_code`: one Python program, one run, the exact status
 //! strings verl reads (`Success` / `Failed` / `SandboxError`, and per command `Finished` /
-//! `Error` / `TimeLimitExceeded`).
+//! `Error` / `TimeLimitExceeded`). A `null` field takes its default, as an absent one does.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,20 +15,15 @@ use base64::Engine as _;
 use rlvr_sandbox::{Limits, RunOutcome, RunRequest, Stdin, Verdict, WorkFile};
 use serde_json::{Value, json};
 
-use super::json_body;
+use super::{json_body, null_as_default, time_limit};
 use crate::error::ApiError;
 use crate::state::AppState;
 
 /// Languages this route runs; SandboxFusion's others get a `SandboxError` that says so.
 const LANGUAGES: [&str; 2] = ["python", "python3"];
 
-fn ten_seconds() -> f64 {
-    10.0
-}
-
-fn no_memory_limit() -> i64 {
-    -1
-}
+/// SandboxFusion's default `run_timeout`.
+const DEFAULT_RUN_TIMEOUT_SECONDS: f64 = 10.0;
 
 /// SandboxFusion's `RunCodeRequest`.
 #[derive(Debug, serde::Deserialize)]
@@ -37,21 +32,23 @@ pub(crate) struct RunCodeRequest {
     #[serde(default)]
     stdin: Option<String>,
     language: String,
-    #[serde(default = "ten_seconds")]
+    #[serde(default)]
     #[expect(
         dead_code,
         reason = "accepted for compatibility; python has no compile step"
     )]
-    compile_timeout: f64,
-    #[serde(default = "ten_seconds")]
-    run_timeout: f64,
-    #[serde(rename = "memory_limit_MB", default = "no_memory_limit")]
-    memory_limit_megabytes: i64,
-    /// File name to base64 contents, placed in the work directory (`null` contents: skipped).
+    compile_timeout: Option<f64>,
+    /// Seconds (default 10).
     #[serde(default)]
+    run_timeout: Option<f64>,
+    /// Megabytes; -1, 0 or absent: the sandbox's default.
+    #[serde(rename = "memory_limit_MB", default)]
+    memory_limit_megabytes: Option<i64>,
+    /// File name to base64 contents, placed in the work directory (`null` contents: skipped).
+    #[serde(default, deserialize_with = "null_as_default")]
     files: BTreeMap<String, Option<String>>,
     /// Not supported: answered with an empty `files` map.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     #[expect(
         dead_code,
         reason = "accepted for compatibility; no file is fetched back"
@@ -94,19 +91,20 @@ pub(crate) async fn run_code(
 }
 
 fn build_request(request: &RunCodeRequest) -> Result<RunRequest, ApiError> {
-    let seconds = request.run_timeout;
-    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
-        return Err(ApiError::bad_request(format!(
-            "run_timeout must be in (0, 3600] seconds, found {seconds}"
-        )));
-    }
+    let wall = time_limit(
+        "run_timeout",
+        Some(request.run_timeout.unwrap_or(DEFAULT_RUN_TIMEOUT_SECONDS)),
+    )?
+    .unwrap_or(Duration::from_secs(10));
     let mut limits = Limits {
-        wall: Duration::from_secs_f64(seconds),
-        cpu: Duration::from_secs_f64(seconds),
+        wall,
+        cpu: wall,
         ..Limits::default()
     };
-    if request.memory_limit_megabytes > 0 {
-        let megabytes = u64::try_from(request.memory_limit_megabytes).unwrap_or(u64::MAX);
+    if let Some(megabytes) = request.memory_limit_megabytes
+        && megabytes > 0
+    {
+        let megabytes = u64::try_from(megabytes).unwrap_or(u64::MAX);
         limits.memory_bytes = megabytes.min(64 << 10) << 20;
     }
     let mut files = Vec::with_capacity(request.files.len());

@@ -16,7 +16,10 @@ use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{admit, check_size, deadline, json_body, resolve_profile, time_limit};
+use super::{
+    admit, check_size, deadline, json_body, memory_limit, null_as_default, resolve_profile,
+    time_limit,
+};
 use crate::batch::{Finished, deadline_line, feed, run_to_completion};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -34,16 +37,16 @@ pub(crate) struct VerifyRequest {
     time_limit: Option<f64>,
     /// Memory per test in MB, replacing the profile's limit.
     memory_limit: Option<u64>,
-    /// At most this many tests per job, chosen deterministically.
+    /// At most this many tests per job (at least 1), chosen deterministically.
     max_tests: Option<usize>,
     /// Run every test (no sampling).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     all_tests: bool,
     /// Seed for test sampling.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     seed: u64,
     /// Per-test verdicts and times in each result.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     details: bool,
     /// Seconds the whole request may take (capped by the server's deadline).
     deadline: Option<f64>,
@@ -107,13 +110,18 @@ fn prepare(state: &AppState, request: VerifyRequest) -> Result<Prepared, ApiErro
         resolve_profile(state, request.profile.as_deref(), request.reward.as_deref())?;
     let profile_name = profile.name;
     let profile = Arc::new(profile);
+    if request.max_tests == Some(0) {
+        return Err(ApiError::bad_request(
+            "max_tests must be at least 1, found 0",
+        ));
+    }
     let options = PlanOptions {
         seed: request.seed,
         job_identity: Vec::new(),
         max_tests: request.max_tests,
         all_tests: request.all_tests,
         time_limit: time_limit("time_limit", request.time_limit)?,
-        memory_limit_bytes: request.memory_limit.map(|megabytes| megabytes << 20),
+        memory_limit_bytes: memory_limit("memory_limit", request.memory_limit)?,
     };
     let mut prepared = Prepared {
         ids: Vec::with_capacity(request.jobs.len()),

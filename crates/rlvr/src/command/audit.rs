@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use rlvr_products::audit::EXAMPLES;
 use rlvr_products::{AuditOptions, audit_file};
 
-use crate::command::products_common::print_json;
+use crate::command::products_common::{print_bad_lines, print_json};
 use crate::exit::Status;
+use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -29,10 +30,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     if args.json {
         print_json(&report)?;
     } else {
-        println!(
+        outln!(
             "{} rows audited, {} flagged",
-            report.rows, report.flagged_rows
-        );
+            report.rows,
+            report.flagged_rows
+        )?;
         for flag in &report.flags {
             let examples: Vec<String> = flag
                 .rows
@@ -45,19 +47,18 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
             } else {
                 ""
             };
-            println!(
+            outln!(
                 "{:<38} {:>7}  rows: {}{more}",
                 flag.flag,
                 flag.count,
                 examples.join(", ")
-            );
+            )?;
         }
-        if report.unreadable_lines > 0 {
-            println!(
-                "{} line(s) are not records and were not audited",
-                report.unreadable_lines
-            );
-        }
+        print_bad_lines(
+            &report.bad_lines,
+            report.unreadable_lines,
+            "they were not audited",
+        );
     }
     let problems = report.flagged_rows > 0 || report.unreadable_lines > 0;
     Ok(if problems {

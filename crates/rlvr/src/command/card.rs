@@ -7,6 +7,7 @@ use rlvr_dataset::ReadOptions;
 use rlvr_products::write_card;
 
 use crate::exit::Status;
+use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -19,11 +20,11 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     let report = write_card(&args.file, &args.out, &ReadOptions::default())?;
-    println!(
+    outln!(
         "wrote {} and {} charts",
         report.readme.display(),
         report.charts.len()
-    );
+    )?;
     Ok(if report.validation_passed {
         Status::Success
     } else {

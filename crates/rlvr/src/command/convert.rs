@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use rlvr_dataset::ReadOptions;
 use rlvr_products::{LineLayout, convert_file};
 
-use crate::command::products_common::print_json;
+use crate::command::products_common::{print_bad_lines, print_json};
 use crate::exit::{Failure, Status, USAGE};
+use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -63,13 +64,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     if args.json {
         print_json(&report)?;
     } else {
-        println!("converted {} rows to {}", report.rows, args.out.display());
-        if report.bad_line_count > 0 {
-            println!("{} line(s) could not be converted:", report.bad_line_count);
-            for line in &report.bad_lines {
-                println!("  {line}");
-            }
-        }
+        outln!("converted {} rows to {}", report.rows, args.out.display())?;
+        print_bad_lines(
+            &report.bad_lines,
+            report.bad_line_count,
+            "they were not converted",
+        );
     }
     Ok(if report.bad_line_count > 0 {
         Status::ProblemsFound

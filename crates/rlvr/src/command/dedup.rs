@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use rlvr_dataset::ReadOptions;
 use rlvr_products::dedup_file;
 
-use crate::command::products_common::{GroupByArg, print_json};
+use crate::command::products_common::{GroupByArg, print_bad_lines, print_json};
 use crate::exit::Status;
+use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -42,21 +43,32 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     if args.json {
         print_json(&report)?;
     } else {
-        println!(
+        outln!(
             "kept {} of {} rows, dropped {} repeats",
             report.kept,
             report.rows,
             report.dropped.len()
-        );
+        )?;
         for dropped in report.dropped.iter().take(LISTED) {
-            println!("  row {} repeats row {}", dropped.row, dropped.kept_row);
+            outln!("  row {} repeats row {}", dropped.row, dropped.kept_row)?;
         }
         if report.dropped.len() > LISTED {
-            println!(
+            outln!(
                 "  ... {} more (--json lists all)",
                 report.dropped.len() - LISTED
-            );
+            )?;
         }
     }
-    Ok(Status::Success)
+    if !args.json {
+        print_bad_lines(
+            &report.bad_lines,
+            report.unreadable_lines,
+            "they were copied like records (each compared as raw bytes)",
+        );
+    }
+    Ok(if report.unreadable_lines > 0 {
+        Status::ProblemsFound
+    } else {
+        Status::Success
+    })
 }

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use rlvr_dataset::ReadOptions;
 use rlvr_products::{ExportOptions, Layout, export_parquet};
 
-use crate::command::products_common::{parse_byte_size, print_json};
+use crate::command::products_common::{parse_byte_size, print_bad_lines, print_json};
 use crate::exit::Status;
+use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -92,7 +93,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     if args.json {
         print_json(&report)?;
     } else {
-        println!(
+        outln!(
             "exported {} rows ({} layout) to {} shard(s) in {}: {:.2} s, {:.3} GB/s of JSONL",
             report.rows,
             report.layout,
@@ -100,43 +101,51 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
             args.out_dir.display(),
             report.seconds,
             report.gigabytes_per_second()
-        );
+        )?;
         for shard in &report.shards {
-            println!(
+            outln!(
                 "  {} ({} rows, {} row groups, {} bytes)",
                 shard.path.display(),
                 shard.rows,
                 shard.row_groups,
                 shard.bytes
-            );
+            )?;
         }
         if !report.normalized_rows.is_empty() {
-            println!(
+            outln!(
                 "list-valued test values joined with \"\\n\" in rows {:?}",
                 report.normalized_rows
-            );
+            )?;
         }
         if !report.lossy_rows.is_empty() {
-            println!(
+            outln!(
                 "lone surrogates replaced by U+FFFD in string columns of rows {:?}",
                 report.lossy_rows
-            );
+            )?;
         }
         if !report.label_differs_rows.is_empty() {
-            println!(
-                "label differs from metadata.ground_truth (ground_truth exported) in rows {:?}",
+            outln!(
+                "label is not equal to metadata.ground_truth (the columns hold ground_truth) in rows {:?}",
                 report.label_differs_rows
-            );
+            )?;
         }
-        if report.bad_line_count > 0 {
-            println!(
-                "{} line(s) are not records and were not exported:",
-                report.bad_line_count
-            );
-            for line in &report.bad_lines {
-                println!("  {line}");
-            }
+        if report.source_lines_kept > 0 {
+            outln!(
+                "{} source line(s) kept verbatim in the shards' metadata so that import gives them back byte for byte",
+                report.source_lines_kept
+            )?;
         }
+        if !report.inexact_rows.is_empty() {
+            outln!(
+                "rows that will come back equal record by record but not byte for byte (kept-line budget spent): {:?}",
+                report.inexact_rows
+            )?;
+        }
+        print_bad_lines(
+            &report.bad_lines,
+            report.bad_line_count,
+            "they were not exported",
+        );
     }
     Ok(if report.has_problems() {
         Status::ProblemsFound

@@ -2,12 +2,13 @@
 
 use std::path::PathBuf;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use rlvr_hub::{
     DEFAULT_ENDPOINT, DEFAULT_FILE, DEFAULT_REPO, DownloadError, DownloadOptions, HubFile,
 };
 
-use crate::exit::{CHECKSUM_MISMATCH, DOWNLOAD_FAILED, Failure, Status};
+use crate::exit::{CHECKSUM_MISMATCH, DOWNLOAD_FAILED, Failure, OUTPUT_FAILED, Status, USAGE};
+use crate::progress::DownloadBar;
+use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -37,31 +38,66 @@ pub(crate) struct Args {
     attempts: u32,
 }
 
-/// Draws the download as a byte progress bar on stderr (hidden when stderr is not a terminal).
-struct Bar(ProgressBar);
-
-impl rlvr_hub::Progress for Bar {
-    fn start(&mut self, total: Option<u64>, done: u64) {
-        if let Some(total) = total {
-            self.0.set_length(total);
+/// Every argument checked before the first byte is requested: a malformed digest, endpoint or
+/// output path would otherwise show only after gigabytes were downloaded.
+fn check_arguments(args: &Args, endpoint: &str) -> anyhow::Result<()> {
+    let usage = |message: String| -> anyhow::Error { Failure::new(USAGE, message).into() };
+    if let Some(digest) = &args.sha256
+        && !(digest.len() == 64 && digest.bytes().all(|byte| byte.is_ascii_hexdigit()))
+    {
+        return Err(usage(format!(
+            "--sha256 `{digest}` is not a SHA-256 digest (64 hexadecimal digits)"
+        )));
+    }
+    if !(endpoint.starts_with("https://") || endpoint.starts_with("http://"))
+        || endpoint.len() <= "https://".len()
+    {
+        return Err(usage(format!(
+            "the endpoint `{endpoint}` is not an http:// or https:// URL"
+        )));
+    }
+    let parts: Vec<&str> = args.repo.split('/').collect();
+    if parts.len() != 2 || parts.iter().any(|part| part.is_empty()) {
+        return Err(usage(format!("--repo `{}` is not OWNER/NAME", args.repo)));
+    }
+    if args.file.is_empty() || args.revision.is_empty() {
+        return Err(usage("--file and --revision must not be empty".to_owned()));
+    }
+    if args.attempts == 0 {
+        return Err(usage("--attempts must be at least 1".to_owned()));
+    }
+    if let Some(out) = &args.out {
+        if out.is_dir() {
+            return Err(usage(format!(
+                "--out `{}` is a directory; give the file's path",
+                out.display()
+            )));
         }
-        self.0.set_position(done);
+        let parent = out.parent().filter(|parent| !parent.as_os_str().is_empty());
+        if let Some(parent) = parent
+            && !parent.is_dir()
+        {
+            return Err(usage(format!(
+                "--out `{}`: the directory `{}` does not exist",
+                out.display(),
+                parent.display()
+            )));
+        }
     }
-
-    fn advance(&mut self, bytes: u64) {
-        self.0.inc(bytes);
-    }
+    Ok(())
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     let endpoint = args
         .endpoint
+        .clone()
         .or_else(|| {
             std::env::var("HF_ENDPOINT")
                 .ok()
                 .filter(|value| !value.is_empty())
         })
         .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+    check_arguments(&args, &endpoint)?;
     let hub_file = HubFile {
         endpoint,
         repository: args.repo,
@@ -79,7 +115,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
             hub_file.file
         );
     }
-    let out = args.out.unwrap_or_else(|| {
+    let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from(hub_file.file.rsplit('/').next().unwrap_or(&hub_file.file))
     });
     let options = DownloadOptions {
@@ -87,17 +123,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
             .ok()
             .filter(|value| !value.is_empty()),
         expected_sha256,
-        max_attempts: args.attempts.max(1),
+        max_attempts: args.attempts,
         ..DownloadOptions::default()
     };
-    let bar = ProgressBar::new(0).with_style(
-        ProgressStyle::with_template("{bytes}/{total_bytes} {wide_bar} {bytes_per_sec} eta {eta}")
-            .expect("the progress template is valid"),
-    );
     let url = hub_file.resolve_url();
-    let mut progress = Bar(bar.clone());
+    let mut progress = DownloadBar::new();
     let result = rlvr_hub::download(&url, &out, &options, &mut progress);
-    bar.finish_and_clear();
+    progress.finish();
     match result {
         Ok(summary) => {
             let check = if summary.verified {
@@ -105,18 +137,23 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
             } else {
                 "not verified"
             };
-            println!(
+            outln!(
                 "{}: {} bytes, sha256 {} ({check})",
                 summary.path.display(),
                 summary.bytes,
                 summary.sha256
-            );
+            )?;
             Ok(Status::Success)
         }
         Err(error @ DownloadError::ChecksumMismatch { .. }) => {
             Err(Failure::new(CHECKSUM_MISMATCH, error.to_string()).into())
         }
-        Err(DownloadError::Io(error)) => Err(error.into()),
+        // The bytes so far stay in OUT.part for the next fetch to resume; OUT is untouched.
+        Err(DownloadError::Io(error)) => Err(Failure::new(
+            OUTPUT_FAILED,
+            format!("{error} (the bytes so far are kept in the .part file to resume)"),
+        )
+        .into()),
         Err(error) => Err(Failure::new(DOWNLOAD_FAILED, error.to_string()).into()),
     }
 }

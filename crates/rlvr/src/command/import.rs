@@ -6,6 +6,7 @@ use rlvr_products::import_parquet;
 
 use crate::command::products_common::print_json;
 use crate::exit::Status;
+use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -36,12 +37,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     if args.json {
         print_json(&report)?;
     } else {
-        println!(
+        outln!(
             "imported {} rows from {} file(s) to {}",
             report.rows,
             report.files.len(),
             args.out.display()
-        );
+        )?;
     }
     Ok(Status::Success)
 }

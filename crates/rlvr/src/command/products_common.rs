@@ -1,7 +1,7 @@
 //! Helpers shared by the data-product subcommands (`convert`, `export`, `import`, `split`,
-//! `dedup`, `card`, `audit`): byte sizes on the command line and JSON output.
+//! `dedup`, `card`, `audit`): byte sizes on the command line, JSON output, bad lines.
 
-use std::io::Write;
+use crate::stdout::outln;
 
 /// Parses `500MB`, `1GiB`, `64k` or a plain byte count. Decimal units are powers of 1000 (as
 /// `datasets`' `max_shard_size` reads them), binary units powers of 1024.
@@ -58,10 +58,25 @@ impl From<GroupByArg> for rlvr_products::GroupBy {
 
 /// Writes `value` as pretty JSON and a newline to stdout.
 pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut stdout, value)?;
-    writeln!(stdout)?;
+    outln!("{}", serde_json::to_string_pretty(value)?)?;
     Ok(())
+}
+
+/// Prints each listed bad line once on stderr (`rlvr: bad line: FILE:LINE: row R, byte offset
+/// B: reason`), then how many there were when not all are listed. The JSON report carries the
+/// same list, so `--json` prints nothing here.
+pub(crate) fn print_bad_lines(listed: &[String], count: u64, what_happened: &str) {
+    for line in listed {
+        eprintln!("rlvr: bad line: {line}");
+    }
+    if count > 0 {
+        let shown = if count > listed.len() as u64 {
+            format!(" (first {} shown)", listed.len())
+        } else {
+            String::new()
+        };
+        eprintln!("rlvr: {count} line(s) are not records; {what_happened}{shown}");
+    }
 }
 
 #[cfg(test)]

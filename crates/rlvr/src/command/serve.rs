@@ -36,6 +36,20 @@ pub(crate) struct Args {
     /// Profile of requests that name none: judge (default), klear, code-r1, rllm, prime.
     #[arg(long, default_value = "judge")]
     profile: String,
+    /// Most client connections open at once (lowered to fit `ulimit -n`). At the cap the one
+    /// waiting longest for a request is closed to make room; if all are busy, 503.
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
+    /// Seconds a client has to send a request's headers; past it 408 (or a silent close when
+    /// nothing was sent).
+    #[arg(long, default_value_t = 10.0)]
+    header_timeout: f64,
+    /// Seconds a client has to send a request's body after its headers; past it 408.
+    #[arg(long, default_value_t = 60.0)]
+    body_timeout: f64,
+    /// Seconds a kept-alive connection may wait for its next request before it is closed.
+    #[arg(long, default_value_t = 60.0)]
+    idle_timeout: f64,
     /// A file holding a bearer token every route but /health and /v1/ping requires.
     #[arg(long)]
     token_file: Option<PathBuf>,
@@ -46,7 +60,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     let config = resolve(&args)?;
-    let sandbox = crate::exit::start_sandbox(args.allow_degraded)?;
+    let sandbox = crate::start_sandbox::start_sandbox(args.allow_degraded)?;
     if !config.address.ip().is_loopback() && config.token.is_none() {
         eprintln!(
             "rlvr serve: warning: listening on {} without --token-file: anyone who can reach it can run code in the sandbox",
@@ -71,8 +85,30 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
         .profile
         .parse()
         .map_err(|error| usage(format!("{error}")))?;
-    if !(args.request_deadline.is_finite() && args.request_deadline > 0.0) {
-        return Err(usage("--request-deadline must be a positive number of seconds".into()).into());
+    let Some(request_deadline) = Duration::try_from_secs_f64(args.request_deadline)
+        .ok()
+        .filter(|deadline| !deadline.is_zero() && deadline.as_secs() <= 365 * 24 * 3600)
+    else {
+        return Err(usage(
+            "--request-deadline must be a positive number of seconds, at most a year".into(),
+        )
+        .into());
+    };
+    let seconds = |name: &str, value: f64| -> anyhow::Result<Duration> {
+        if value.is_finite() && value > 0.0 && value <= 86_400.0 {
+            Ok(Duration::from_secs_f64(value))
+        } else {
+            Err(usage(format!(
+                "{name} must be a positive number of seconds (at most a day)"
+            ))
+            .into())
+        }
+    };
+    let header_timeout = seconds("--header-timeout", args.header_timeout)?;
+    let body_timeout = seconds("--body-timeout", args.body_timeout)?;
+    let idle_timeout = seconds("--idle-timeout", args.idle_timeout)?;
+    if args.max_connections == 0 {
+        return Err(usage("--max-connections must be positive".into()).into());
     }
     if args.max_queue == 0 || args.max_jobs_per_request == 0 || args.max_body_bytes == 0 {
         return Err(usage(
@@ -102,9 +138,13 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
         max_queue: args.max_queue,
         max_body_bytes: args.max_body_bytes,
         max_jobs_per_request: args.max_jobs_per_request.min(args.max_queue),
-        request_deadline: Duration::from_secs_f64(args.request_deadline),
+        request_deadline,
         default_profile,
         token,
         retry_after_seconds: defaults.retry_after_seconds,
+        max_connections: args.max_connections,
+        header_timeout,
+        body_timeout,
+        idle_timeout,
     })
 }

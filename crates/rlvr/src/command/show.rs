@@ -10,10 +10,14 @@ use std::path::PathBuf;
 
 use rlvr_dataset::json::{JsonString, Value, write_json_string};
 use rlvr_dataset::stats::group_thousands;
-use rlvr_dataset::{BadLine, LineError, Record, RowLookup, TestValue, Tests, parse_line, read_row};
+use rlvr_dataset::{
+    BadLine, LineError, Record, RowLookup, TestValue, Tests, label_equals_ground_truth, parse_line,
+    read_row,
+};
 
 use crate::command::validate::unreadable;
 use crate::exit::{Failure, Status, USAGE};
+use crate::stdout::{out, outln};
 
 /// Characters of the prompt printed before truncating.
 const PROMPT_CHARS_SHOWN: usize = 4000;
@@ -62,13 +66,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     };
     if args.json {
         let position = raw.position;
-        println!(
+        outln!(
             "{{\"row\":{},\"line\":{},\"byte_offset\":{},\"record\":{}}}",
             position.row,
             position.line,
             position.byte_offset,
             value.to_owned_value().to_json()
-        );
+        )?;
         return Ok(Status::Success);
     }
     let record = match Record::from_value(&value) {
@@ -88,7 +92,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
                 .get("metadata")
                 .and_then(|metadata| metadata.get("ground_truth")),
         )
-        .is_some_and(|(label, ground_truth)| label.python_eq(ground_truth));
+        .is_some_and(|(label, ground_truth)| label_equals_ground_truth(label, ground_truth));
     let mut out = String::new();
     let position = raw.position;
     let _ = writeln!(
@@ -97,7 +101,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         position.row, position.line, position.byte_offset
     );
     render_record(&mut out, &record, equal);
-    print!("{out}");
+    out!("{out}")?;
     Ok(Status::Success)
 }
 

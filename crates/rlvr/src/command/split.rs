@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use rlvr_dataset::ReadOptions;
 use rlvr_products::{SplitOptions, split_file};
 
-use crate::command::products_common::{GroupByArg, print_json};
+use crate::command::products_common::{GroupByArg, print_bad_lines, print_json};
 use crate::exit::Status;
+use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -45,26 +46,33 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     if args.json {
         print_json(&report)?;
     } else {
-        println!(
+        outln!(
             "{} rows in {} groups (seed {}):",
-            report.rows, report.groups, report.seed
-        );
-        println!(
+            report.rows,
+            report.groups,
+            report.seed
+        )?;
+        outln!(
             "{:<12} {:>8} {:>8} {:>8}",
-            "split", "rows", "target", "groups"
-        );
+            "split",
+            "rows",
+            "target",
+            "groups"
+        )?;
         for split in &report.splits {
-            println!(
+            outln!(
                 "{:<12} {:>8} {:>8} {:>8}",
-                split.name, split.rows, split.target_rows, split.groups
-            );
+                split.name,
+                split.rows,
+                split.target_rows,
+                split.groups
+            )?;
         }
-        if report.unreadable_lines > 0 {
-            println!(
-                "{} line(s) are not records; each was placed as a group of its own",
-                report.unreadable_lines
-            );
-        }
+        print_bad_lines(
+            &report.bad_lines,
+            report.unreadable_lines,
+            "each was placed as a group of its own",
+        );
     }
     Ok(if report.unreadable_lines > 0 {
         Status::ProblemsFound

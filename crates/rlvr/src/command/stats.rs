@@ -13,6 +13,7 @@ use rlvr_dataset::{BadLine, Line, LineError, ReadOptions, RecordRef, for_each_li
 
 use crate::command::validate::{no_records, unreadable};
 use crate::exit::Status;
+use crate::stdout::{out, outln};
 
 /// Bad lines printed on stderr before the rest are only counted.
 const BAD_LINES_SHOWN: usize = 20;
@@ -75,9 +76,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
             .map(|digest| digest.iter().map(|byte| format!("{byte:02x}")).collect()),
     );
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&stats)?);
+        outln!("{}", serde_json::to_string_pretty(&stats)?)?;
     } else {
-        print!("{}", stats.to_markdown());
+        out!("{}", stats.to_markdown())?;
     }
     if bad_lines > 0 {
         eprintln!(

@@ -7,6 +7,7 @@ use anyhow::Context;
 use rlvr_dataset::synth::{SynthOptions, SynthSummary, faults_sidecar_path, write_synthetic};
 
 use crate::exit::Status;
+use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -90,10 +91,10 @@ fn report(args: &Args, summary: &SynthSummary) -> anyhow::Result<()> {
         );
     }
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(summary).context("could not encode the summary")?
-        );
+        )?;
     }
     Ok(())
 }

@@ -11,6 +11,7 @@ use rlvr_dataset::validation::{ValidationAccumulator, ValidationReport, check_li
 use rlvr_dataset::{ReadError, ReadOptions, for_each_line};
 
 use crate::exit::{Failure, Status, USAGE};
+use crate::stdout::{out, outln};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -24,9 +25,9 @@ pub(crate) struct Args {
     max_examples: usize,
 }
 
-/// Maps a file-level read error to exit status 2.
+/// A file-level read error (exit status 2, the default), its cause kept for the message.
 pub(crate) fn unreadable(error: ReadError) -> anyhow::Error {
-    Failure::new(USAGE, error.to_string()).into()
+    error.into()
 }
 
 /// Exit status 2 for a file that has no record at all.
@@ -57,9 +58,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     }
     let report = accumulator.finish(args.file.display().to_string(), &summary);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {
-        print!("{}", render(&report));
+        out!("{}", render(&report))?;
     }
     Ok(if report.passed {
         Status::Success

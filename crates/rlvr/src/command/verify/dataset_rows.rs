@@ -1,13 +1,23 @@
 //! Random access to a dataset file's rows for `--dataset`: one pass records where each
 //! non-blank line starts (rows are numbered like the reader numbers them), then each job reads
 //! only its own line.
+//!
+//! A row is read as Python's `json` reads it (the released file holds lone surrogate escapes
+//! in some prompts, which serde_json refuses): a row is a bad job only when its own ground
+//! truth is, never because of a character elsewhere in it. Its ground truth is
+//! `metadata.ground_truth`, else `label`; a `null` counts as absent.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{Context, bail};
-use rlvr_verify::TestSuite;
+use rlvr_verify::{TestSuite, parse_python_json};
+
+/// The value unless it is `null` (absent and `null` are the same thing).
+fn present(value: Option<&serde_json::Value>) -> Option<&serde_json::Value> {
+    value.filter(|value| !value.is_null())
+}
 
 /// Row start offsets of one dataset file.
 pub(crate) struct DatasetRows {
@@ -15,6 +25,8 @@ pub(crate) struct DatasetRows {
     file: Mutex<fs_err::File>,
     /// `starts[row]` is the byte offset of row `row`; the last entry is the file length.
     starts: Vec<u64>,
+    /// `lines[row]` is the 1-based line number of row `row` (blank lines are not rows).
+    lines: Vec<u64>,
 }
 
 impl DatasetRows {
@@ -24,6 +36,8 @@ impl DatasetRows {
         }
         let mut file = fs_err::File::open(path)?;
         let mut starts = Vec::new();
+        let mut lines = Vec::new();
+        let mut line_number = 1u64;
         let mut buffer = vec![0; 1 << 20];
         let mut offset = 0u64;
         let mut line_start = 0u64;
@@ -43,7 +57,9 @@ impl DatasetRows {
                     Some(end) => {
                         if !line_blank {
                             starts.push(line_start);
+                            lines.push(line_number);
                         }
+                        line_number += 1;
                         line_start = offset + end as u64 + 1;
                         line_blank = true;
                         cursor = end + 1;
@@ -55,12 +71,14 @@ impl DatasetRows {
         }
         if !line_blank {
             starts.push(line_start);
+            lines.push(line_number);
         }
         starts.push(offset);
         Ok(Self {
             path: path.to_path_buf(),
             file: Mutex::new(file),
             starts,
+            lines,
         })
     }
 
@@ -88,14 +106,24 @@ impl DatasetRows {
             file.seek(SeekFrom::Start(start))?;
             file.read_exact(&mut line)?;
         }
-        let context = || format!("{} row {row} (byte offset {start})", self.path.display());
-        let value: serde_json::Value = serde_json::from_slice(&line).with_context(context)?;
-        let ground_truth = value
-            .get("metadata")
-            .and_then(|metadata| metadata.get("ground_truth"))
-            .or_else(|| value.get("label"))
-            .with_context(|| format!("{}: no `metadata.ground_truth`", context()))?;
-        TestSuite::from_value(ground_truth).with_context(context)
+        let context = || {
+            format!(
+                "{} row {row} (line {}, byte offset {start})",
+                self.path.display(),
+                self.lines[row as usize]
+            )
+        };
+        let value = parse_python_json(&line).with_context(context)?;
+        let (field, ground_truth) = present(
+            value
+                .get("metadata")
+                .and_then(|metadata| metadata.get("ground_truth")),
+        )
+        .map(|truth| ("metadata.ground_truth", truth))
+        .or_else(|| present(value.get("label")).map(|truth| ("label", truth)))
+        .with_context(|| format!("{}: no `metadata.ground_truth` or `label`", context()))?;
+        TestSuite::from_value(ground_truth)
+            .with_context(|| format!("{}: field `{field}`", context()))
     }
 }
 
@@ -124,5 +152,25 @@ mod tests {
         }
         let error = rows.tests(3).unwrap_err().to_string();
         assert!(error.contains("past the end"), "{error}");
+        std::fs::write(&path, "\n\n{\"label\": {\"inputs\": []}}\n").unwrap();
+        let error = format!(
+            "{:#}",
+            DatasetRows::open(&path).unwrap().tests(0).unwrap_err()
+        );
+        assert!(
+            error.contains("row 0 (line 3, byte offset 2): field `label`"),
+            "{error}"
+        );
+    }
+
+    /// Issue 13: a lone surrogate in a row's prompt does not make the row unreadable.
+    #[test]
+    fn issue_13_rows_are_read_as_python_reads_them() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("data.jsonl");
+        let row = r#"{"prompt": [{"role": "user", "content": "a \ud800 b"}], "label": null, "metadata": {"ground_truth": {"inputs": ["1\n"], "outputs": ["1\n"], "functional": null}, "score": NaN}}"#;
+        std::fs::write(&path, format!("{row}\n")).unwrap();
+        let suite = DatasetRows::open(&path).unwrap().tests(0).unwrap();
+        assert_eq!(suite.len(), 1);
     }
 }

@@ -1,7 +1,13 @@
 //! `rlvr verify`: score model responses against tests. Job lines in, one result line per job
 //! out, in job order, each written and flushed as soon as it and every earlier one are final.
+//!
+//! `--out FILE` is written to a temporary beside it and moved into place at the end (never
+//! over the jobs or dataset file); on Ctrl-C or SIGTERM the results finished by then are moved
+//! into place (exit 130), on a write error nothing is (exit 6). Exit 1 when some job was
+//! `invalid_job` or `sandbox_error`.
 
 mod dataset_rows;
+mod output;
 mod summary;
 
 use std::io::{BufRead, Write};
@@ -12,15 +18,16 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
 use rlvr_engine::{Engine, EngineConfig, InOrder, Job, JobTests, parse_job_line};
 use rlvr_sandbox::{RunRequest, Sandbox};
 use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, describe_profiles};
 use serde_json::Value;
 
 use self::dataset_rows::DatasetRows;
+use self::output::ResultsOutput;
 use self::summary::Summary;
 use crate::exit::{Failure, SANDBOX_UNAVAILABLE, Status, USAGE};
+use crate::stdout::out;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -40,14 +47,14 @@ pub(crate) struct Args {
     /// Jobs run at once, each in its own sandbox (default: one per core).
     #[arg(long)]
     workers: Option<usize>,
-    /// Seconds per test, replacing the profile's limit.
-    #[arg(long)]
-    time_limit: Option<f64>,
-    /// Memory per test in MB, replacing the profile's limit.
-    #[arg(long)]
+    /// Seconds per test, replacing the profile's limit (at most 3600).
+    #[arg(long, value_parser = parse_time_limit)]
+    time_limit: Option<Duration>,
+    /// Memory per test in MB, replacing the profile's limit (at most 1048576).
+    #[arg(long, value_parser = parse_memory_limit)]
     memory_limit: Option<u64>,
-    /// Run at most N tests per job, chosen deterministically from --seed and the job.
-    #[arg(long)]
+    /// Run at most N tests per job (N >= 1), chosen deterministically from --seed and the job.
+    #[arg(long, value_parser = parse_max_tests)]
     max_tests: Option<usize>,
     /// Run every test (no sampling, e.g. Klear's 16).
     #[arg(long)]
@@ -75,14 +82,25 @@ type Finished = (u64, Value, Option<JobResult>);
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     if args.list_profiles {
-        print!("{}", describe_profiles());
+        out!("{}", describe_profiles())?;
         return Ok(Status::Success);
     }
     let profile = resolve_profile(&args)?;
+    check_limits(&args)?;
     let jobs_path = args
         .jobs
         .clone()
         .expect("clap requires JOBS without --list-profiles");
+    if let Some(out) = &args.out {
+        let mut inputs = Vec::new();
+        if jobs_path.as_os_str() != "-" {
+            inputs.push(jobs_path.as_path());
+        }
+        if let Some(dataset) = &args.dataset {
+            inputs.push(dataset.as_path());
+        }
+        rlvr_output::refuse_overwriting_inputs(&inputs, &[out.as_path()])?;
+    }
     let input = open_jobs(&jobs_path)?;
     let dataset = match &args.dataset {
         Some(path) => Some(
@@ -90,13 +108,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         ),
         None => None,
     };
-    let mut output: Box<dyn Write + Send> = match &args.out {
-        Some(path) => Box::new(std::io::BufWriter::new(
-            fs_err::File::create(path).map_err(|error| Failure::new(USAGE, error.to_string()))?,
-        )),
-        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
-    };
-    let sandbox = crate::exit::start_sandbox(args.allow_degraded)?;
+    let mut output = ResultsOutput::open(args.out.as_deref())?;
+    let sandbox = crate::start_sandbox::start_sandbox(args.allow_degraded)?;
     if profile.name == ProfileName::Klear {
         require_scientific_modules(&sandbox)?;
     }
@@ -120,26 +133,31 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&interrupted))
         .context("installing the SIGTERM handler")?;
 
-    let progress = progress_bar(&jobs_path);
+    let progress = crate::progress::jobs_bar(&jobs_path);
     let (sender, receiver) = mpsc::channel::<Finished>();
     let writer_progress = progress.clone();
     let details = args.details;
-    let writer = std::thread::spawn(move || -> std::io::Result<Summary> {
+    let writer_cancel = Arc::clone(&interrupted);
+    let writer = std::thread::spawn(move || -> (Summary, ResultsOutput, std::io::Result<()>) {
         let mut order = InOrder::default();
         let mut summary = Summary::default();
         for (sequence, id, result) in receiver {
             for (id, result) in order.insert(sequence, (id, result)) {
                 // A job interrupted mid-run is not final: stop at the first one.
                 let Some(result) = result else {
-                    return Ok(summary);
+                    return (summary, output, Ok(()));
                 };
                 summary.add(&result);
-                writeln!(output, "{}", result_line(id, result, details))?;
-                output.flush()?;
+                let line = result_line(id, result, details);
+                if let Err(error) = writeln!(output, "{line}").and_then(|()| output.flush()) {
+                    // Nothing more can be written: stop the engine too.
+                    writer_cancel.store(true, Ordering::Relaxed);
+                    return (summary, output, Err(error));
+                }
                 writer_progress.inc(1);
             }
         }
-        Ok(summary)
+        (summary, output, Ok(()))
     });
 
     let started = Instant::now();
@@ -148,21 +166,38 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         job_identity: Vec::new(),
         max_tests: args.max_tests,
         all_tests: args.all_tests,
-        time_limit: args.time_limit.map(Duration::from_secs_f64),
-        memory_limit_bytes: args.memory_limit.map(|megabytes| megabytes << 20),
+        time_limit: args.time_limit,
+        memory_limit_bytes: args.memory_limit,
     };
     let profile = Arc::new(profile);
     let mut sequence = 0;
-    for (line_index, line) in input.lines().enumerate() {
+    for (line_index, bytes) in input.split(b'\n').enumerate() {
         if interrupted.load(Ordering::Relaxed) {
             break;
         }
-        let line = line
+        let mut bytes = bytes
             .with_context(|| format!("{}: reading line {}", jobs_path.display(), line_index + 1))?;
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+        let line_number = line_index + 1;
+        // A line that is not UTF-8 is one invalid job, not the end of the run.
+        let line = match String::from_utf8(bytes) {
+            Ok(line) => line,
+            Err(error) => {
+                let reason = format!(
+                    "line {line_number}: not valid UTF-8 (byte offset {} in the line)",
+                    error.utf8_error().valid_up_to()
+                );
+                let result = JobResult::invalid_job(profile.name, reason);
+                let _ = sender.send((sequence, Value::Null, Some(result)));
+                sequence += 1;
+                continue;
+            }
+        };
         if line.trim().is_empty() {
             continue;
         }
-        let line_number = line_index + 1;
         match prepare(&line, line_number, dataset.as_ref(), &profile, &options) {
             Ok((id, job)) => {
                 let sender = sender.clone();
@@ -188,19 +223,61 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     drop(sender);
     let statistics = Arc::clone(engine.statistics());
     engine.shutdown();
-    let summary = writer
-        .join()
-        .expect("the writer thread does not panic")
-        .context("writing results")?;
+    let (summary, output, written) = writer.join().expect("the writer thread does not panic");
     progress.finish_and_clear();
+    written.context("writing results")?;
+    // The results are complete (or, after an interrupt, every finished one): into place.
+    output.finish()?;
     summary.print(started.elapsed(), &statistics);
     if interrupted.load(Ordering::Relaxed) {
         eprintln!(
-            "rlvr verify: interrupted; every result finished before the interrupt was written"
+            "rlvr verify: interrupted; every result finished before the interrupt was written ({} of {sequence} jobs)",
+            summary.jobs()
         );
         return Ok(Status::Interrupted);
     }
-    Ok(Status::Success)
+    if summary.jobs() != sequence {
+        return Err(anyhow::anyhow!(
+            "{} results were written for {sequence} jobs",
+            summary.jobs()
+        ));
+    }
+    Ok(if summary.unscored() > 0 {
+        Status::ProblemsFound
+    } else {
+        Status::Success
+    })
+}
+
+/// Checked before the sandbox starts or any job is read (the limits are checked by their
+/// parsers).
+fn check_limits(args: &Args) -> anyhow::Result<()> {
+    if args.workers == Some(0) {
+        return Err(Failure::new(USAGE, "--workers must be at least 1").into());
+    }
+    Ok(())
+}
+
+/// `--time-limit`: validated before any work (a NaN or 1e300 once panicked the run).
+fn parse_time_limit(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text.parse().map_err(|error| format!("{error}"))?;
+    rlvr_verify::time_limit_from_seconds("--time-limit", seconds).map_err(|error| error.to_string())
+}
+
+/// `--max-tests`: at least 1 (0 would score every job 0 without running anything).
+fn parse_max_tests(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("--max-tests must be at least 1, found 0".to_owned()),
+        Ok(count) => Ok(count),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// `--memory-limit` in MB, returned in bytes.
+fn parse_memory_limit(text: &str) -> Result<u64, String> {
+    let megabytes: u64 = text.parse().map_err(|error| format!("{error}"))?;
+    rlvr_verify::memory_limit_from_megabytes("--memory-limit", megabytes)
+        .map_err(|error| error.to_string())
 }
 
 fn resolve_profile(args: &Args) -> anyhow::Result<Profile> {
@@ -290,36 +367,4 @@ fn require_scientific_modules(sandbox: &Sandbox) -> anyhow::Result<()> {
         .into());
     }
     Ok(())
-}
-
-fn progress_bar(jobs: &PathBuf) -> ProgressBar {
-    let total = if jobs.as_os_str() == "-" {
-        None
-    } else {
-        count_lines(jobs).ok()
-    };
-    let bar = match total {
-        Some(total) => ProgressBar::new(total),
-        None => ProgressBar::no_length(),
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{pos}/{len} jobs {wide_bar} {per_sec} eta {eta}")
-            .expect("the progress template is valid"),
-    );
-    bar
-}
-
-/// Counts newlines without holding the file in memory.
-fn count_lines(path: &PathBuf) -> std::io::Result<u64> {
-    use std::io::Read;
-    let mut file = fs_err::File::open(path)?;
-    let mut buffer = vec![0; 1 << 20];
-    let mut lines = 0;
-    loop {
-        let read = file.read(&mut buffer)?;
-        if read == 0 {
-            return Ok(lines);
-        }
-        lines += memchr::memchr_iter(b'\n', &buffer[..read]).count() as u64;
-    }
 }

@@ -32,6 +32,16 @@ impl Summary {
         *self.statuses.entry(status.unwrap_or_default()).or_default() += 1;
     }
 
+    /// Results written.
+    pub(crate) fn jobs(&self) -> u64 {
+        self.jobs
+    }
+
+    /// Results without a score: `invalid_job` (bad input) and `sandbox_error`.
+    pub(crate) fn unscored(&self) -> u64 {
+        self.jobs - self.scored
+    }
+
     pub(crate) fn print(&self, elapsed: Duration, statistics: &EngineStatistics) {
         let mean = if self.scored > 0 {
             self.score_total / self.scored as f64
@@ -67,6 +77,12 @@ impl Summary {
         eprintln!("  status: {}", statuses.join(", "));
         if !verdicts.is_empty() {
             eprintln!("  verdicts: {}", verdicts.join(", "));
+        }
+        let panics = statistics.panics.load(Ordering::Relaxed);
+        if panics > 0 {
+            eprintln!(
+                "  internal errors: {panics} (the verifier panicked; those jobs are sandbox_error, see their reason)"
+            );
         }
     }
 }
