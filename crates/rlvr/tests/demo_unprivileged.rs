@@ -45,5 +45,7 @@ fn issue_15_the_demo_runs_without_root() {
         .filter(|line| line.starts_with("{\"id\""))
         .count();
     assert_eq!(results, 12, "{stdout}\n{stderr}");
+    // The system interpreter's numpy and pandas (Debian's dist-packages) import in the runner.
+    assert!(!stdout.contains("sandbox_error"), "{stdout}\n{stderr}");
     assert!(checkout.join("sample/code-rlvr-sample.jsonl").exists());
 }
