@@ -30,9 +30,7 @@ pub struct RunnerProcess {
 /// a limit from a caller that skipped validation cannot overflow or ask the cgroup for more
 /// than the largest limit a job may set.
 pub fn runner_memory_bytes(test_memory_bytes: u64) -> u64 {
-    test_memory_bytes
-        .min(rlvr_verify::MAX_MEMORY_MEGABYTES << 20)
-        .max(1 << 30)
+    test_memory_bytes.clamp(1 << 30, rlvr_verify::MAX_MEMORY_MEGABYTES << 20)
         + RUNNER_HEADROOM_BYTES
 }
 
