@@ -9,24 +9,21 @@
 //! even an empty program (`sandbox_error`, and the job `sandbox_error`, never a silent 0). A
 //! response can therefore neither void its own score nor take the worker down.
 
-use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::fault_injection::{self, Site};
 use crate::functional::{FunctionalJudge, ProgramSplit};
+use crate::runner_start::{RUNNER_CPU, RunnerProcess, start_runner};
 use crate::sharing::{self, HelpBoard, SharedStage};
 use rlvr_runner::{Harness, JudgeOptions, Outcome, Runner, RunnerError, TestLimits, TestReport};
-use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec, WORK_DIRECTORY};
+use rlvr_sandbox::{Sandbox, SandboxedProcess, WORK_DIRECTORY};
 use rlvr_verify::{
     ExecutionPlan, ExecutionResult, FunctionalSplit, JobRun, Profile, ProfileName, ProgramText,
     Stage, StageCondition, TamperKind, Tampering, TestProgram, TestRun, Verdict, judge_test,
 };
 
-/// Memory the runner process itself may use on top of a test's limit (interpreter, preloaded
-/// modules such as pandas, pipes).
-const RUNNER_HEADROOM_BYTES: u64 = 512 << 20;
 /// Runner deaths the response may cause in one job; after that its remaining tests fail
 /// without running (each death costs a sandbox start, and the response is plainly hostile).
 const MAX_RESPONSE_RUNNER_DEATHS: usize = 3;
@@ -35,9 +32,6 @@ const MAX_RESPONSE_RUNNER_DEATHS: usize = 3;
 const DEATHS_PER_TEST: usize = 2;
 /// A job's deadline never reaches past this (an `Instant` cannot be pushed arbitrarily far).
 const LONGEST_JOB: Duration = Duration::from_secs(30 * 24 * 3600);
-/// CPU time of the whole runner process (the sandbox's limit); a test's own CPU limit must stay
-/// below it, since a child cannot raise its hard limit past its parent's.
-const RUNNER_CPU: Duration = Duration::from_secs(24 * 3600);
 const SIGKILL: i32 = 9;
 const SIGXCPU: i32 = 24;
 const SIGSYS: i32 = 31;
@@ -558,31 +552,8 @@ impl<'e> JobExecution<'e> {
 
     fn start_session(&self) -> Result<Session, String> {
         let limits = &self.plan.limits;
-        // Bounded: a limit from a caller that skipped validation cannot overflow or ask the
-        // cgroup for more than 1 TiB.
-        let memory = bounded(limits.memory_bytes).max(1 << 30) + RUNNER_HEADROOM_BYTES;
-        let mut request = SpawnRequest::new(Program::Command {
-            argv: std::iter::once("python".to_owned())
-                .chain(
-                    rlvr_runner::interpreter_arguments()
-                        .iter()
-                        .map(|argument| (*argument).to_owned()),
-                )
-                .collect(),
-        });
-        request.limits.memory_bytes = memory;
-        request.limits.cpu = RUNNER_CPU;
-        request.limits.wall = limits.job_deadline;
-        request.limits.pids = 256;
-        request.stderr = StdioSpec::Null;
-        let mut process = self
-            .sandbox
-            .spawn(request)
-            .map_err(|error| error.to_string())?;
-        let (Some(stdin), Some(stdout)) = (process.stdin.take(), process.stdout.take()) else {
-            return Err("the sandbox gave the runner no pipes".to_owned());
-        };
-        let runner = Runner::new(OwnedFd::from(stdin), OwnedFd::from(stdout));
+        let RunnerProcess { process, runner } =
+            start_runner(self.sandbox, limits.memory_bytes, limits.job_deadline)?;
         let out_of_memory_kills = process.usage().out_of_memory_kills;
         Ok(Session {
             process,

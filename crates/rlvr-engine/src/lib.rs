@@ -9,12 +9,14 @@ mod functional;
 mod in_order;
 mod job_line;
 mod result_line;
+mod runner_start;
 mod sharing;
 
 pub use engine::{Engine, EngineConfig, EngineStatistics, Job, QueueFull, Reply};
 pub use in_order::InOrder;
 pub use job_line::{JobLine, JobLineError, JobTests, parse_job_line, parse_job_value};
 pub use result_line::result_line;
+pub use runner_start::{RunnerProcess, runner_memory_bytes, start_runner};
 
 /// Test-only fault injection (debug builds only): see `RLVR_TEST_FAULT` in docs/runner.md.
 #[cfg(debug_assertions)]

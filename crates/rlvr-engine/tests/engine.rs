@@ -93,7 +93,7 @@ fn nothing_a_job_leaves_behind_reaches_the_next_job_on_the_same_runner() {
         subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n\
         a, b = map(int, input().split())\nprint(a + b)";
     let look_for_traces = "import os\na, b = map(int, input().split())\n\
-        others = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]\n\
+        others = [p for p in os.listdir('/proc') if p.isdigit() and p not in ('1', os.readlink('/proc/self'))]\n\
         print(a + b if not os.path.exists('/tmp/left-by-job-one') and not others else 'traces')";
     let results = score_all(
         &engine,

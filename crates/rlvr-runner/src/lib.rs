@@ -23,6 +23,7 @@ pub const RUNNER_SOURCE: &str = concat!(
     include_str!("runner/codec.py"),
     include_str!("runner/sensor.py"),
     include_str!("runner/functional.py"),
+    include_str!("runner/isolation.py"),
     include_str!("runner/test.py"),
     include_str!("runner/main.py"),
 );

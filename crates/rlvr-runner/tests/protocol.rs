@@ -186,7 +186,12 @@ fn output_past_the_limit_is_cut_and_marked() {
     let test = runner.run_test(b"", None, limits).unwrap();
     assert!(test.stdout_truncated);
     assert!(test.stdout.len() <= 1 << 20);
-    assert_eq!(test.signal, Some(25), "SIGXFSZ");
+    // SIGXFSZ ends a test child, unless it is init of its own PID namespace (the runner gives
+    // each test one when it can): then the write fails and Python exits with an error.
+    assert!(
+        test.signal == Some(25) || test.exit_code == Some(1),
+        "{test:?}"
+    );
 }
 
 #[test]

@@ -12,8 +12,12 @@
 //!   period cost 6-15 ms per run here under load (kernel 5.19+, "cgroup: Optimize single
 //!   thread migration"; older kernels simply take the lock).
 //!
-//! Directories left by a crashed verifier (`rlvr-sandbox-<pid>` whose pid is gone) are removed
-//! when the next sandbox starts.
+//! Without root, v2 is used where our own cgroup is delegated to us (a systemd scope or service
+//! with `Delegate=yes`, a container's own cgroup): the verifier moves itself into a leaf
+//! (`rlvr-verifier-<pid>`) so the cgroup it left may give controllers to its children.
+//!
+//! Directories left by a crashed verifier (`rlvr-sandbox-<pid>`, `rlvr-verifier-<pid>` whose pid
+//! is gone) are removed when the next sandbox starts.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -196,17 +200,26 @@ fn sandbox_directory_name(instance: u64) -> String {
 
 static INSTANCES: AtomicU64 = AtomicU64::new(0);
 
-/// Removes `rlvr-sandbox-<pid>` directories whose process is gone (children first).
+/// The pid that owns a directory rlvr created (`rlvr-sandbox-<pid>-<n>`, or the leaf a verifier
+/// moved itself into, `rlvr-verifier-<pid>`), if `name` is one.
+fn directory_owner(name: &str) -> Option<&str> {
+    let rest = name
+        .strip_prefix("rlvr-sandbox-")
+        .or_else(|| name.strip_prefix("rlvr-verifier-"))?;
+    let pid = rest.split('-').next().unwrap_or(rest);
+    (!pid.is_empty() && pid.bytes().all(|byte| byte.is_ascii_digit())).then_some(pid)
+}
+
+/// Removes the directories of [`directory_owner`] whose process is gone (children first).
 fn sweep_stale(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix("rlvr-sandbox-") else {
+        let Some(pid) = directory_owner(&name) else {
             continue;
         };
-        let pid = rest.split('-').next().unwrap_or(rest);
         if Path::new("/proc").join(pid).exists() {
             continue;
         }
@@ -219,6 +232,36 @@ fn sweep_stale(parent: &Path) {
         }
         let _ = std::fs::remove_dir(entry.path());
     }
+}
+
+/// Enables the memory and pids controllers for the children of `base`.
+fn enable_controllers(base: &Path) -> std::io::Result<()> {
+    write_text(&base.join("cgroup.subtree_control"), "+memory +pids")
+}
+
+/// A cgroup that holds processes cannot give controllers to its children ("no internal
+/// processes"): where our own cgroup is delegated to us (a systemd scope or service with
+/// `Delegate=yes`, a container's cgroup) and holds only us, move the verifier into a leaf of its
+/// own and enable the controllers on the cgroup it left.
+fn enable_by_moving_out(base: &Path) -> Result<(), String> {
+    let pid = std::process::id();
+    let leaf = base.join(format!("rlvr-verifier-{pid}"));
+    if std::fs::create_dir(&leaf).is_err() && !leaf.is_dir() {
+        return Err(format!("{} is not delegated to this user", base.display()));
+    }
+    if write_text(&leaf.join("cgroup.procs"), &pid.to_string()).is_err() {
+        let _ = std::fs::remove_dir(&leaf);
+        return Err(format!("{} is not delegated to this user", base.display()));
+    }
+    if enable_controllers(base).is_ok() {
+        return Ok(());
+    }
+    let _ = write_text(&base.join("cgroup.procs"), &pid.to_string());
+    let _ = std::fs::remove_dir(&leaf);
+    Err(format!(
+        "{} holds other processes besides rlvr; start rlvr in a delegated cgroup of its own (systemd-run --user --scope -p Delegate=yes rlvr ...)",
+        base.display()
+    ))
 }
 
 fn probe_v2(
@@ -243,14 +286,29 @@ fn probe_v2(
     };
     // Our own cgroup first; its root as a fallback (the root is exempt from the rule that a
     // cgroup with processes cannot delegate controllers to children).
-    let mut candidates = vec![join_mount(mount, &own_path)];
+    let own = join_mount(mount, &own_path);
+    let mut candidates = vec![own.clone()];
     candidates.push(mount.mount_point.clone());
+    let mut reasons = Vec::new();
     for base in candidates {
         if !has_controllers(&base) {
             continue;
         }
-        if write_text(&base.join("cgroup.subtree_control"), "+memory +pids").is_err() {
-            continue;
+        match enable_controllers(&base) {
+            Ok(()) => {}
+            Err(error) if error.raw_os_error() == Some(libc::EBUSY) && base == own => {
+                if let Err(reason) = enable_by_moving_out(&base) {
+                    reasons.push(reason);
+                    continue;
+                }
+            }
+            Err(error) => {
+                reasons.push(format!(
+                    "cannot enable controllers in {}: {error}",
+                    base.display()
+                ));
+                continue;
+            }
         }
         sweep_stale(&base);
         let parent = base.join(sandbox_directory_name(instance));
@@ -263,10 +321,13 @@ fn probe_v2(
         }
         return Ok(parent);
     }
-    Err(format!(
-        "the cgroup2 mount at {} does not offer the memory and pids controllers",
-        mount.mount_point.display()
-    ))
+    match reasons.first() {
+        Some(reason) => Err(reason.clone()),
+        None => Err(format!(
+            "the cgroup2 mount at {} does not offer the memory and pids controllers",
+            mount.mount_point.display()
+        )),
+    }
 }
 
 fn probe_v1(
@@ -676,5 +737,43 @@ impl Drop for Cgroups {
             }
             CgroupLayout::Unavailable { .. } => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_15_only_our_own_directories_are_swept() {
+        assert_eq!(directory_owner("rlvr-sandbox-123-0"), Some("123"));
+        assert_eq!(directory_owner("rlvr-verifier-77"), Some("77"));
+        assert_eq!(directory_owner("rlvr-sandbox-"), None);
+        assert_eq!(directory_owner("rlvr-verifier-x1"), None);
+        assert_eq!(directory_owner("user.slice"), None);
+    }
+
+    #[test]
+    fn issue_15_stale_leaves_and_sandboxes_of_dead_processes_are_removed() {
+        let base = tempfile::tempdir().expect("temp dir");
+        let dead = "rlvr-verifier-999999999";
+        let alive = format!("rlvr-sandbox-{}-0", std::process::id());
+        for name in [
+            dead,
+            "rlvr-sandbox-999999998-1",
+            alive.as_str(),
+            "unrelated",
+        ] {
+            std::fs::create_dir(base.path().join(name)).expect("mkdir");
+        }
+        std::fs::create_dir(base.path().join("rlvr-sandbox-999999998-1/run-3")).expect("mkdir");
+        sweep_stale(base.path());
+        let mut left: Vec<String> = std::fs::read_dir(base.path())
+            .expect("list")
+            .flatten()
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, [alive, "unrelated".to_owned()]);
     }
 }

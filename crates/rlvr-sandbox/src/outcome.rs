@@ -51,8 +51,16 @@ pub enum Protection {
     /// A tmpfs root with read-only binds of /usr and the interpreter prefix, a fresh /proc,
     /// three device nodes and a size-limited writable /tmp, entered with pivot_root.
     MinimalRoot,
-    /// Runs as an unprivileged uid/gid with no supplementary groups and no capabilities.
+    /// Runs with no capabilities, never as the host's root, `SECBIT_NOROOT` locked.
     UnprivilegedUser,
+    /// Its own user namespace, a child of the sandbox's: capabilities exist only inside it.
+    UserNamespace,
+    /// A second mapped uid: the tests a supervised runner starts run under a uid distinct from
+    /// the runner's (root, or `newuidmap` with subordinate ids).
+    SeparateRunnerUser,
+    /// A supervised runner may give each test its own PID namespace (needs the user namespace):
+    /// a test can name no process outside it, and everything it starts dies with it.
+    PidNamespacePerTest,
     /// `no_new_privs`: execve can never grant privileges.
     NoNewPrivileges,
     /// A seccomp filter denying kernel attack surface and escape syscalls.
@@ -69,6 +77,11 @@ pub enum Protection {
     CgroupCpuAccounting,
     /// Atomic kill of the whole tree via cgroup v2 `cgroup.kill`.
     CgroupKill,
+    /// No usable cgroup: the memory limit is `RLIMIT_AS` of each process.
+    ProcessMemoryLimit,
+    /// No usable cgroup: the process limit is `RLIMIT_NPROC`, counted per uid inside the
+    /// sandbox's own user namespace (so per sandbox).
+    ProcessCountLimit,
     /// The sandbox is SIGKILLed if the verifier thread that started it dies.
     ParentDeathSignal,
     /// Every descriptor but stdio (and explicitly passed ones) closed; empty environment.
@@ -77,7 +90,7 @@ pub enum Protection {
 
 impl Protection {
     /// Every protection, in a stable order.
-    pub const ALL: [Protection; 17] = [
+    pub const ALL: [Protection; 22] = [
         Protection::MountNamespace,
         Protection::PidNamespace,
         Protection::IpcNamespace,
@@ -85,6 +98,9 @@ impl Protection {
         Protection::NetworkNamespace,
         Protection::MinimalRoot,
         Protection::UnprivilegedUser,
+        Protection::UserNamespace,
+        Protection::SeparateRunnerUser,
+        Protection::PidNamespacePerTest,
         Protection::NoNewPrivileges,
         Protection::Seccomp,
         Protection::LandlockScope,
@@ -93,11 +109,15 @@ impl Protection {
         Protection::CgroupPids,
         Protection::CgroupCpuAccounting,
         Protection::CgroupKill,
+        Protection::ProcessMemoryLimit,
+        Protection::ProcessCountLimit,
         Protection::ParentDeathSignal,
         Protection::CleanDescriptorsAndEnvironment,
     ];
 
     /// Protections without which the sandbox refuses to run unless degraded mode is allowed.
+    /// A memory and a process limit are required too, from a cgroup or from rlimits: see
+    /// [`Protection::missing_required`].
     pub const REQUIRED: [Protection; 12] = [
         Protection::MountNamespace,
         Protection::PidNamespace,
@@ -106,12 +126,31 @@ impl Protection {
         Protection::NetworkNamespace,
         Protection::MinimalRoot,
         Protection::UnprivilegedUser,
+        Protection::UserNamespace,
+        Protection::PidNamespacePerTest,
         Protection::NoNewPrivileges,
         Protection::Seccomp,
         Protection::ResourceLimits,
-        Protection::CgroupMemory,
-        Protection::CgroupPids,
     ];
+
+    /// The required protections missing from `active`: [`Protection::REQUIRED`], plus a memory
+    /// limit (`cgroup_memory`, else `process_memory_limit`) and a process limit (`cgroup_pids`,
+    /// else `process_count_limit`), named by their cgroup form when both are missing.
+    pub fn missing_required(active: &[Protection]) -> Vec<Protection> {
+        let mut missing: Vec<Protection> = Protection::REQUIRED
+            .into_iter()
+            .filter(|protection| !active.contains(protection))
+            .collect();
+        for (cgroup, rlimit) in [
+            (Protection::CgroupMemory, Protection::ProcessMemoryLimit),
+            (Protection::CgroupPids, Protection::ProcessCountLimit),
+        ] {
+            if !active.contains(&cgroup) && !active.contains(&rlimit) {
+                missing.push(cgroup);
+            }
+        }
+        missing
+    }
 
     /// The snake_case name used in JSON.
     pub fn as_str(self) -> &'static str {
@@ -123,6 +162,9 @@ impl Protection {
             Protection::NetworkNamespace => "network_namespace",
             Protection::MinimalRoot => "minimal_root",
             Protection::UnprivilegedUser => "unprivileged_user",
+            Protection::UserNamespace => "user_namespace",
+            Protection::SeparateRunnerUser => "separate_runner_user",
+            Protection::PidNamespacePerTest => "pid_namespace_per_test",
             Protection::NoNewPrivileges => "no_new_privileges",
             Protection::Seccomp => "seccomp",
             Protection::LandlockScope => "landlock_scope",
@@ -131,8 +173,34 @@ impl Protection {
             Protection::CgroupPids => "cgroup_pids",
             Protection::CgroupCpuAccounting => "cgroup_cpu_accounting",
             Protection::CgroupKill => "cgroup_kill",
+            Protection::ProcessMemoryLimit => "process_memory_limit",
+            Protection::ProcessCountLimit => "process_count_limit",
             Protection::ParentDeathSignal => "parent_death_signal",
             Protection::CleanDescriptorsAndEnvironment => "clean_descriptors_and_environment",
+        }
+    }
+}
+
+/// How the sandbox isolates, as `rlvr doctor` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxMode {
+    /// Started by root: the sandbox's user namespace maps two host ids of its choosing.
+    Root,
+    /// Started by an ordinary user: the same namespaces, root and filters, inside a user
+    /// namespace the caller may create; limits from a delegated cgroup or from rlimits.
+    UserNamespace,
+    /// Some required protection is missing and `allow_degraded` was set.
+    Degraded,
+}
+
+impl SandboxMode {
+    /// The snake_case name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::Root => "root",
+            SandboxMode::UserNamespace => "user_namespace",
+            SandboxMode::Degraded => "degraded",
         }
     }
 }

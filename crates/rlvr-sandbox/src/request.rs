@@ -137,6 +137,11 @@ pub struct SpawnRequest {
     pub stderr: StdioSpec,
     /// Descriptors passed in as fd 3, 4, ... in this order (at most 32).
     pub extra_descriptors: Vec<OwnedFd>,
+    /// Run as a supervisor (the warm runner): the namespace's uid 0 with the few capabilities
+    /// it needs to give each test its own PID namespace and the program uid (see
+    /// docs/sandbox.md); every process it forks must drop them before running anything
+    /// untrusted. A program (`false`) runs with no capability at all.
+    pub supervisor: bool,
 }
 
 impl SpawnRequest {
@@ -150,6 +155,7 @@ impl SpawnRequest {
             stdout: StdioSpec::Piped,
             stderr: StdioSpec::Piped,
             extra_descriptors: Vec::new(),
+            supervisor: false,
         }
     }
 }

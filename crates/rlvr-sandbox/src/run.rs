@@ -105,6 +105,7 @@ impl Sandbox {
             stdout: StdioSpec::Piped,
             stderr: StdioSpec::Piped,
             extra_descriptors: Vec::new(),
+            supervisor: false,
         };
         let mut process = self.spawn(spawn)?;
         let deadline = process.started() + limits.wall;
@@ -205,7 +206,7 @@ impl Sandbox {
             stderr: stderr.bytes,
             stdout_truncated: stdout.truncated,
             stderr_truncated: stderr.truncated,
-            protections: self.inner().protections().to_vec(),
+            protections: self.inner().protections.clone(),
         })
     }
 }

@@ -1,33 +1,31 @@
-//! [`Sandbox`]: created once per process (probes, shared network namespace, seccomp program,
-//! root template), then used from any number of threads to spawn isolated processes.
+//! [`Sandbox`]: created once per process (the mode, the sandbox's user and network namespaces,
+//! cgroups or rlimits, seccomp programs, the root plan), then used from any number of threads to
+//! spawn isolated processes (`spawn.rs`).
 
 use std::ffi::CString;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 
 use rustix::fs::{MemfdFlags, SealFlags};
-use rustix::pipe::PipeFlags;
 
 use crate::cgroup::{CgroupLayout, Cgroups};
 use crate::error::SandboxError;
 use crate::interpreter::Interpreter;
-use crate::isolation::{ChildPlan, FilesystemPlan, PlannedFile, RootOperation, Step};
-use crate::outcome::Protection;
-use crate::process::SandboxedProcess;
-use crate::request::{Limits, Program, SpawnRequest, StdioSpec, WorkFile};
+use crate::isolation::FilesystemPlan;
+use crate::minimal_root::{self, c_string};
+use crate::outcome::{Protection, SandboxMode};
+use crate::restrictions::{self, Restriction};
+use crate::seccomp::Role;
 use crate::sys::{self, BpfInstruction};
+use crate::user_namespace::{self, IdMapping, SandboxNamespaces};
 
 /// Where sandboxed programs run, inside the sandbox.
 pub const WORK_DIRECTORY: &str = "/tmp";
 /// Lowest descriptor number used for anything handed to the child (targets stay below it).
-const HIGH_DESCRIPTOR: RawFd = 64;
-/// At most this many extra descriptors (fd 3, 4, ...).
-const MAX_EXTRA_DESCRIPTORS: usize = 32;
+pub(crate) const HIGH_DESCRIPTOR: RawFd = 64;
 
 /// How to build a [`Sandbox`].
 #[derive(Debug, Clone)]
@@ -36,10 +34,16 @@ pub struct SandboxConfig {
     pub python: Option<PathBuf>,
     /// Run with whatever protections are available instead of refusing.
     pub allow_degraded: bool,
-    /// The unprivileged uid programs run as.
+    /// The host uid programs (and the solutions a runner starts) run as, when root starts the
+    /// sandbox. Without root they run as the caller's first subordinate uid, or the caller's.
     pub uid: u32,
-    /// The unprivileged gid programs run as.
+    /// The host gid that goes with `uid`.
     pub gid: u32,
+    /// The host uid of supervisors (the warm runner) when root starts the sandbox; must differ
+    /// from `uid`.
+    pub runner_uid: u32,
+    /// The host gid that goes with `runner_uid`.
+    pub runner_gid: u32,
 }
 
 impl Default for SandboxConfig {
@@ -49,6 +53,8 @@ impl Default for SandboxConfig {
             allow_degraded: false,
             uid: 65534,
             gid: 65534,
+            runner_uid: 65533,
+            runner_gid: 65533,
         }
     }
 }
@@ -71,32 +77,31 @@ pub struct Sandbox {
 
 #[derive(Debug)]
 pub(crate) struct Inner {
-    config: SandboxConfig,
-    interpreter: Interpreter,
-    protections: Vec<Protection>,
-    unavailable: Vec<Unavailable>,
-    network_namespace: Option<OwnedFd>,
-    landlock_ruleset: Option<OwnedFd>,
-    seccomp: Vec<BpfInstruction>,
+    pub(crate) config: SandboxConfig,
+    pub(crate) interpreter: Interpreter,
+    pub(crate) mode: SandboxMode,
+    pub(crate) protections: Vec<Protection>,
+    pub(crate) unavailable: Vec<Unavailable>,
+    pub(crate) restrictions: Vec<Restriction>,
+    /// The sandbox's user namespace and the empty network namespace inside it.
+    pub(crate) namespaces: Option<SandboxNamespaces>,
+    /// Degraded root only: an empty network namespace owned by the host's user namespace.
+    pub(crate) host_network_namespace: Option<OwnedFd>,
+    pub(crate) landlock_ruleset: Option<OwnedFd>,
+    pub(crate) program_seccomp: Vec<BpfInstruction>,
+    pub(crate) supervisor_seccomp: Vec<BpfInstruction>,
     pub(crate) cgroups: Arc<Cgroups>,
-    filesystem: Option<FilesystemPlan>,
-    environment: Vec<CString>,
-    null_output: OwnedFd,
-}
-
-fn c_string(bytes: impl Into<Vec<u8>>) -> Result<CString, SandboxError> {
-    CString::new(bytes).map_err(|error| SandboxError::InvalidRequest {
-        reason: format!("a string contains a NUL byte at {}", error.nul_position()),
-    })
-}
-
-fn c_path(path: &Path) -> Result<CString, SandboxError> {
-    c_string(path.as_os_str().as_bytes())
+    /// No cgroup limits memory and processes: `RLIMIT_AS` and `RLIMIT_NPROC` do.
+    pub(crate) limits_by_rlimit: bool,
+    pub(crate) last_capability: u32,
+    pub(crate) filesystem: Option<FilesystemPlan>,
+    pub(crate) environment: Vec<CString>,
+    pub(crate) null_output: OwnedFd,
 }
 
 /// Moves a descriptor to >= [`HIGH_DESCRIPTOR`] (close-on-exec), so it can never collide with
 /// the stdio and extra-descriptor targets the child dup2s onto.
-fn high(fd: OwnedFd) -> Result<OwnedFd, SandboxError> {
+pub(crate) fn high(fd: OwnedFd) -> Result<OwnedFd, SandboxError> {
     if fd.as_raw_fd() >= HIGH_DESCRIPTOR {
         return Ok(fd);
     }
@@ -121,97 +126,59 @@ pub(crate) fn sealed_memory_file(name: &str, contents: &[u8]) -> Result<OwnedFd,
     Ok(OwnedFd::from(file))
 }
 
-fn root_operations(
-    staging: &Path,
-    interpreter: &Interpreter,
-) -> Result<Vec<RootOperation>, SandboxError> {
-    let inside = |relative: &str| c_path(&staging.join(relative.trim_start_matches('/')));
-    let mut operations = vec![
-        RootOperation::Directory(inside("usr")?),
-        RootOperation::Bind {
-            source: c"/usr".to_owned(),
-            target: inside("usr")?,
-            read_only: true,
-        },
-    ];
-    // Top-level library and binary directories: symlinks into /usr on merged-/usr systems.
-    for name in ["bin", "sbin", "lib", "lib32", "lib64", "libx32"] {
-        let host = Path::new("/").join(name);
-        match fs_err::symlink_metadata(&host) {
-            Ok(metadata) if metadata.file_type().is_symlink() => {
-                let target =
-                    fs_err::read_link(&host).map_err(SandboxError::path("read symlink", &host))?;
-                operations.push(RootOperation::Symlink {
-                    target: c_path(&target)?,
-                    link: inside(name)?,
-                });
-            }
-            Ok(metadata) if metadata.is_dir() => {
-                operations.push(RootOperation::Directory(inside(name)?));
-                operations.push(RootOperation::Bind {
-                    source: c_path(&host)?,
-                    target: inside(name)?,
-                    read_only: true,
-                });
-            }
-            _ => {}
-        }
-    }
-    if interpreter.needs_prefix_mount() {
-        let mut partial = PathBuf::new();
-        for component in interpreter.sandbox_prefix.components().skip(1) {
-            partial.push(component);
-            operations.push(RootOperation::Directory(inside(
-                &partial.to_string_lossy(),
-            )?));
-        }
-        operations.push(RootOperation::Bind {
-            source: c_path(&interpreter.host_prefix)?,
-            target: inside(&interpreter.sandbox_prefix.to_string_lossy())?,
-            read_only: true,
-        });
-    }
-    operations.push(RootOperation::Directory(inside("dev")?));
-    for device in ["null", "zero", "urandom"] {
-        let target = inside(&format!("dev/{device}"))?;
-        operations.push(RootOperation::File(target.clone()));
-        operations.push(RootOperation::Bind {
-            source: c_string(format!("/dev/{device}"))?,
-            target,
-            read_only: false,
-        });
-    }
-    for (target, link) in [
-        ("/proc/self/fd", "dev/fd"),
-        ("/proc/self/fd/0", "dev/stdin"),
-        ("/proc/self/fd/1", "dev/stdout"),
-        ("/proc/self/fd/2", "dev/stderr"),
-    ] {
-        operations.push(RootOperation::Symlink {
-            target: c_string(target)?,
-            link: inside(link)?,
-        });
-    }
-    operations.push(RootOperation::Directory(inside("proc")?));
-    operations.push(RootOperation::Directory(inside(WORK_DIRECTORY)?));
-    Ok(operations)
+/// The highest capability number of this kernel.
+fn last_capability() -> u32 {
+    fs_err::read_to_string("/proc/sys/kernel/cap_last_cap")
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(40)
 }
 
-fn staging_directory() -> Result<PathBuf, SandboxError> {
-    let path = PathBuf::from("/run/rlvr-sandbox-root");
-    match fs_err::create_dir(&path) {
-        Ok(()) => {}
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(error) => return Err(SandboxError::path("create staging directory", &path)(error)),
+/// Root of the host: uid 0 in the initial user namespace (whose map covers every id). Root of
+/// a container's user namespace cannot map arbitrary host ids: it takes the unprivileged path.
+fn host_root() -> bool {
+    sys::effective_uid() == 0
+        && fs_err::read_to_string("/proc/self/uid_map")
+            .is_ok_and(|map| map.split_whitespace().collect::<Vec<_>>() == ["0", "0", "4294967295"])
+}
+
+const NAMESPACE_PROTECTIONS: [Protection; 6] = [
+    Protection::MountNamespace,
+    Protection::PidNamespace,
+    Protection::IpcNamespace,
+    Protection::UtsNamespace,
+    Protection::NetworkNamespace,
+    Protection::MinimalRoot,
+];
+
+const USER_NAMESPACE_PROTECTIONS: [Protection; 3] = [
+    Protection::UserNamespace,
+    Protection::SeparateRunnerUser,
+    Protection::PidNamespacePerTest,
+];
+
+/// The sandbox's user namespace for this caller: root maps two host ids of its choosing; anyone
+/// else subordinate ids where `newuidmap` allows, else their own id alone.
+fn create_namespaces(
+    config: &SandboxConfig,
+    root: bool,
+) -> Result<SandboxNamespaces, user_namespace::NamespaceFailure> {
+    if root {
+        return user_namespace::create(IdMapping::Root {
+            runner: (config.runner_uid, config.runner_gid),
+            program: (config.uid, config.gid),
+        });
     }
-    let metadata = fs_err::symlink_metadata(&path)
-        .map_err(SandboxError::path("inspect staging directory", &path))?;
-    if !metadata.is_dir() {
-        return Err(SandboxError::path("use staging directory", &path)(
-            std::io::Error::other("not a directory"),
-        ));
-    }
-    Ok(path)
+    let mapping = user_namespace::unprivileged_mapping();
+    let IdMapping::Subordinate { runner, .. } = mapping else {
+        return user_namespace::create(mapping);
+    };
+    user_namespace::create(mapping).or_else(|failure| {
+        user_namespace::create(IdMapping::Single {
+            caller: runner,
+            reason: format!("newuidmap failed ({failure})"),
+        })
+    })
 }
 
 impl Sandbox {
@@ -219,6 +186,16 @@ impl Sandbox {
     /// is missing, unless `config.allow_degraded`.
     pub fn new(config: SandboxConfig) -> Result<Sandbox, SandboxError> {
         let interpreter = Interpreter::resolve(config.python.as_deref())?;
+        let root = host_root();
+        if root && config.uid == config.runner_uid {
+            return Err(SandboxError::InvalidRequest {
+                reason: format!(
+                    "the program uid and the runner uid are both {}: they must differ",
+                    config.uid
+                ),
+            });
+        }
+        let restrictions = restrictions::detect(Path::new("/proc/sys"), root);
         let mut protections = vec![
             Protection::NoNewPrivileges,
             Protection::Seccomp,
@@ -235,44 +212,62 @@ impl Sandbox {
                 });
             }
         };
-        let root = sys::effective_uid() == 0;
-        let namespace_protections = [
-            Protection::MountNamespace,
-            Protection::PidNamespace,
-            Protection::IpcNamespace,
-            Protection::UtsNamespace,
-            Protection::NetworkNamespace,
-            Protection::MinimalRoot,
-        ];
-        let mut network_namespace = None;
-        let mut filesystem = None;
-        if root {
-            match sys::create_empty_network_namespace().and_then(|fd| {
-                rustix::io::fcntl_dupfd_cloexec(&fd, HIGH_DESCRIPTOR).map_err(std::io::Error::from)
-            }) {
-                Ok(fd) => {
-                    let staging = staging_directory()?;
-                    filesystem = Some(FilesystemPlan {
-                        staging_root: c_path(&staging)?,
-                        operations: root_operations(&staging, &interpreter)?,
-                        proc_target: c_path(&staging.join("proc"))?,
-                        work_target: c_path(&staging.join(WORK_DIRECTORY.trim_start_matches('/')))?,
-                    });
-                    network_namespace = Some(fd);
-                    protections.extend(namespace_protections);
-                    protections.push(Protection::UnprivilegedUser);
+
+        // The sandbox's user namespace, with the empty network namespace inside it.
+        let mut namespaces = None;
+        let mut host_network_namespace = None;
+        match create_namespaces(&config, root) {
+            Ok(created) => {
+                protections.extend(NAMESPACE_PROTECTIONS);
+                protections.extend([
+                    Protection::UnprivilegedUser,
+                    Protection::UserNamespace,
+                    Protection::PidNamespacePerTest,
+                ]);
+                match &created.mapping {
+                    IdMapping::Single { reason, .. } => missing(
+                        &[Protection::SeparateRunnerUser],
+                        &format!(
+                            "one uid only: {reason}; a PID namespace per test keeps tests from the runner instead"
+                        ),
+                    ),
+                    _ => protections.push(Protection::SeparateRunnerUser),
                 }
-                Err(error) => missing(
-                    &[&namespace_protections[..], &[Protection::UnprivilegedUser]].concat(),
-                    &format!("cannot create a network namespace: {error}"),
-                ),
+                namespaces = Some(created);
             }
-        } else {
-            missing(
-                &[&namespace_protections[..], &[Protection::UnprivilegedUser]].concat(),
-                "not running as root (user-namespace mode is not implemented)",
-            );
+            Err(failure) => {
+                let reason = restrictions::explain(&failure.to_string(), &restrictions);
+                missing(&USER_NAMESPACE_PROTECTIONS, &reason);
+                if root {
+                    // Degraded root: the namespaces of the host's user namespace, one uid.
+                    match sys::create_empty_network_namespace() {
+                        Ok(fd) => {
+                            host_network_namespace = Some(high(fd)?);
+                            protections.extend(NAMESPACE_PROTECTIONS);
+                            protections.push(Protection::UnprivilegedUser);
+                        }
+                        Err(error) => missing(
+                            &[&NAMESPACE_PROTECTIONS[..], &[Protection::UnprivilegedUser]].concat(),
+                            &format!("cannot create a network namespace: {error}"),
+                        ),
+                    }
+                } else {
+                    missing(
+                        &[&NAMESPACE_PROTECTIONS[..], &[Protection::UnprivilegedUser]].concat(),
+                        &reason,
+                    );
+                }
+            }
         }
+        let filesystem = if protections.contains(&Protection::MinimalRoot) {
+            Some(minimal_root::plan(
+                &interpreter,
+                root,
+                sys::effective_uid(),
+            )?)
+        } else {
+            None
+        };
         let landlock_ruleset = match sys::landlock_abi_version() {
             version if version >= 6 => match sys::landlock_scoped_ruleset().and_then(|fd| {
                 rustix::io::fcntl_dupfd_cloexec(&fd, HIGH_DESCRIPTOR).map_err(Into::into)
@@ -297,6 +292,8 @@ impl Sandbox {
                 None
             }
         };
+
+        // Limits: a cgroup where one is ours to manage, else rlimits.
         let cgroups = Arc::new(Cgroups::probe());
         let cgroup_protections = cgroups.protections();
         for protection in [
@@ -317,12 +314,19 @@ impl Sandbox {
                 missing(&[protection], &reason);
             }
         }
+        let limits_by_rlimit = !cgroup_protections.contains(&Protection::CgroupMemory);
+        if limits_by_rlimit {
+            protections.push(Protection::ProcessMemoryLimit);
+            // RLIMIT_NPROC counts per uid in a user namespace; without one it would count
+            // every process of that uid on the machine.
+            if namespaces.is_some() {
+                protections.push(Protection::ProcessCountLimit);
+            }
+        }
         protections.extend(cgroup_protections);
         protections.sort();
-        let required_missing: Vec<Protection> = Protection::REQUIRED
-            .into_iter()
-            .filter(|protection| !protections.contains(protection))
-            .collect();
+        protections.dedup();
+        let required_missing = Protection::missing_required(&protections);
         if !required_missing.is_empty() && !config.allow_degraded {
             let reason = unavailable
                 .iter()
@@ -334,6 +338,13 @@ impl Sandbox {
                 reason,
             });
         }
+        let mode = if !required_missing.is_empty() {
+            SandboxMode::Degraded
+        } else if root {
+            SandboxMode::Root
+        } else {
+            SandboxMode::UserNamespace
+        };
         let mut environment = vec![
             "PATH=/usr/local/bin:/usr/bin:/bin".to_owned(),
             "LANG=C.UTF-8".to_owned(),
@@ -366,15 +377,29 @@ impl Sandbox {
                 .map_err(SandboxError::system("open /dev/null"))?
                 .into_file(),
         );
+        let namespaces = match namespaces {
+            Some(mut created) => {
+                created.user = high(created.user)?;
+                created.network = high(created.network)?;
+                Some(created)
+            }
+            None => None,
+        };
         let inner = Inner {
-            seccomp: crate::seccomp::build()?,
+            program_seccomp: crate::seccomp::build(Role::Program)?,
+            supervisor_seccomp: crate::seccomp::build(Role::Supervisor)?,
             config,
             interpreter,
+            mode,
             protections,
             unavailable,
-            network_namespace,
+            restrictions,
+            namespaces,
+            host_network_namespace,
             landlock_ruleset,
             cgroups,
+            limits_by_rlimit,
+            last_capability: last_capability(),
             filesystem,
             environment,
             null_output: high(null_output)?,
@@ -382,6 +407,11 @@ impl Sandbox {
         Ok(Sandbox {
             inner: Arc::new(inner),
         })
+    }
+
+    /// Root, user namespace or degraded.
+    pub fn mode(&self) -> SandboxMode {
+        self.inner.mode
     }
 
     /// Protections every run of this sandbox gets.
@@ -392,6 +422,25 @@ impl Sandbox {
     /// Protections this machine cannot provide, with reasons.
     pub fn unavailable(&self) -> &[Unavailable] {
         &self.inner.unavailable
+    }
+
+    /// Settings of this machine that restrict user namespaces (whether or not they stopped
+    /// this sandbox), with remedies.
+    pub fn restrictions(&self) -> &[Restriction] {
+        &self.inner.restrictions
+    }
+
+    /// How the sandbox's user namespace maps ids to the host (`None` without one).
+    pub fn id_mapping(&self) -> Option<&IdMapping> {
+        self.inner
+            .namespaces
+            .as_ref()
+            .map(|namespaces| &namespaces.mapping)
+    }
+
+    /// Whether memory and processes are limited by rlimits (no cgroup of ours).
+    pub fn limits_by_rlimit(&self) -> bool {
+        self.inner.limits_by_rlimit
     }
 
     /// The interpreter programs run with.
@@ -413,282 +462,9 @@ impl Sandbox {
         self.inner.cgroups.layout()
     }
 
-    /// Starts a sandboxed process and returns at once; the caller talks to it through its
-    /// pipes and must wait for or kill it (dropping the handle kills the whole tree).
-    ///
-    /// The sandbox gets SIGKILL if the thread that called `spawn` exits first
-    /// (`PR_SET_PDEATHSIG` follows the creating thread): spawn from long-lived threads.
-    pub fn spawn(&self, request: SpawnRequest) -> Result<SandboxedProcess, SandboxError> {
-        let inner = &self.inner;
-        if request.extra_descriptors.len() > MAX_EXTRA_DESCRIPTORS {
-            return Err(SandboxError::InvalidRequest {
-                reason: format!("at most {MAX_EXTRA_DESCRIPTORS} extra descriptors"),
-            });
-        }
-        let (program, argv) = self.command_line(&request.program)?;
-        let mut files = request.files;
-        if let Program::Python { source } = &request.program {
-            files.push(WorkFile {
-                name: "main.py".to_owned(),
-                contents: source.clone().into_bytes(),
-            });
-        }
-        for file in &files {
-            if file.name.is_empty()
-                || file.name.contains('/')
-                || file.name == "."
-                || file.name == ".."
-            {
-                return Err(SandboxError::InvalidRequest {
-                    reason: format!("bad work file name {:?}", file.name),
-                });
-            }
-        }
-        let lease = inner
-            .cgroups
-            .lease(request.limits.memory_bytes, request.limits.pids)?;
-
-        // Descriptors: what the child gets (moved >= 64) and what we keep.
-        let mut child_side: Vec<OwnedFd> = Vec::new();
-        let pipe = || {
-            rustix::pipe::pipe_with(PipeFlags::CLOEXEC)
-                .map_err(|errno| SandboxError::system("pipe")(errno.into()))
-        };
-        let (stdin_child, stdin_parent) = match request.stdin {
-            StdioSpec::Piped => {
-                let (read, write) = pipe()?;
-                (read, Some(File::from(write)))
-            }
-            StdioSpec::Null => (sealed_memory_file("stdin", b"")?, None),
-            StdioSpec::Descriptor(fd) => (fd, None),
-        };
-        let output = |spec: StdioSpec| -> Result<(OwnedFd, Option<File>), SandboxError> {
-            Ok(match spec {
-                StdioSpec::Piped => {
-                    let (read, write) = pipe()?;
-                    (write, Some(File::from(read)))
-                }
-                StdioSpec::Null => (
-                    inner
-                        .null_output
-                        .try_clone()
-                        .map_err(SandboxError::system("descriptor duplication"))?,
-                    None,
-                ),
-                StdioSpec::Descriptor(fd) => (fd, None),
-            })
-        };
-        let (stdout_child, stdout_parent) = output(request.stdout)?;
-        let (stderr_child, stderr_parent) = output(request.stderr)?;
-        for fd in [stdin_child, stdout_child, stderr_child]
-            .into_iter()
-            .chain(request.extra_descriptors)
-        {
-            child_side.push(high(fd)?);
-        }
-        let descriptors: Vec<(RawFd, RawFd)> = child_side
-            .iter()
-            .enumerate()
-            .map(|(target, fd)| (fd.as_raw_fd(), target as RawFd))
-            .collect();
-
-        let (error_read, error_write) =
-            rustix::pipe::pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)
-                .map_err(|errno| SandboxError::system("pipe")(errno.into()))?;
-        let error_write = high(error_write)?;
-
-        // Work files: copied from sealed memfds by the child, or written here when there is
-        // no private work directory (degraded mode).
-        let mut memory_files = Vec::new();
-        let mut planned_files = Vec::new();
-        let host_work_directory = if inner.filesystem.is_some() {
-            for file in &files {
-                let fd = high(sealed_memory_file(&file.name, &file.contents)?)?;
-                planned_files.push(PlannedFile {
-                    path: c_string(format!("{WORK_DIRECTORY}/{}", file.name))?,
-                    source: fd.as_raw_fd(),
-                    length: file.contents.len() as u64,
-                });
-                memory_files.push(fd);
-            }
-            None
-        } else {
-            let directory = tempfile::Builder::new()
-                .prefix("rlvr-sandbox-work-")
-                .tempdir()
-                .map_err(SandboxError::system("create work directory"))?;
-            for file in &files {
-                let path = directory.path().join(&file.name);
-                fs_err::write(&path, &file.contents)
-                    .map_err(SandboxError::path("write work file", &path))?;
-            }
-            Some(directory)
-        };
-        let work_directory = match &host_work_directory {
-            Some(directory) => c_path(directory.path())?,
-            None => c_string(WORK_DIRECTORY)?,
-        };
-
-        // Everything but the targets, the error pipe and the Landlock ruleset gets closed.
-        let mut keep: Vec<u32> = (0..descriptors.len() as u32).collect();
-        keep.push(error_write.as_raw_fd() as u32);
-        if let Some(ruleset) = &inner.landlock_ruleset {
-            keep.push(ruleset.as_raw_fd() as u32);
-        }
-        keep.sort_unstable();
-        let mut close_ranges = Vec::new();
-        let mut next = 0u32;
-        for &fd in &keep {
-            if fd > next {
-                close_ranges.push((next, fd - 1));
-            }
-            next = fd + 1;
-        }
-        close_ranges.push((next, u32::MAX));
-
-        let limits = request.limits;
-        let born_inside = lease.birth_cgroup().is_some() && sys::CAN_CLONE_INTO_CGROUP;
-        let environment_pointers: Vec<*const libc::c_char> = inner
-            .environment
-            .iter()
-            .map(|value| value.as_ptr())
-            .chain([std::ptr::null()])
-            .collect();
-        let argument_pointers: Vec<*const libc::c_char> = argv
-            .iter()
-            .map(|value| value.as_ptr())
-            .chain([std::ptr::null()])
-            .collect();
-        let mut plan = ChildPlan {
-            error_pipe: error_write.as_raw_fd(),
-            cgroup_procs: lease.join_descriptors(born_inside),
-            network_namespace: inner.network_namespace.as_ref().map(AsRawFd::as_raw_fd),
-            filesystem: inner.filesystem.as_ref(),
-            work_options: c_string(format!(
-                "size={},nr_inodes=4096,mode=0700,uid={},gid={}",
-                limits.tmpfs_bytes.max(4096),
-                inner.config.uid,
-                inner.config.gid
-            ))?,
-            files: planned_files,
-            work_directory,
-            resource_limits: resource_limits(&limits),
-            descriptors,
-            close_ranges,
-            user: inner
-                .filesystem
-                .as_ref()
-                .map(|_| (inner.config.uid, inner.config.gid)),
-            landlock_ruleset: inner.landlock_ruleset.as_ref().map(AsRawFd::as_raw_fd),
-            seccomp: Some(&inner.seccomp),
-            program,
-            argv: argument_pointers,
-            envp: environment_pointers,
-        };
-        let namespace_flags = if inner.filesystem.is_some() {
-            libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS
-        } else {
-            0
-        };
-        let started = Instant::now();
-        let cloned = match lease.birth_cgroup().filter(|_| born_inside) {
-            Some(cgroup) => {
-                match sys::clone_vfork_into_cgroup(namespace_flags, cgroup, &plan) {
-                    // Kernels before 5.7 lack clone3 or CLONE_INTO_CGROUP: join after birth.
-                    Err(error)
-                        if matches!(error.raw_os_error(), Some(libc::ENOSYS | libc::E2BIG)) =>
-                    {
-                        plan.cgroup_procs = lease.join_descriptors(false);
-                        sys::clone_vfork(namespace_flags, &plan)
-                    }
-                    other => other,
-                }
-            }
-            None => sys::clone_vfork(namespace_flags, &plan),
-        };
-        let (pid, pidfd) = cloned.map_err(SandboxError::system("clone"))?;
-        // The child has exec'd or exited (CLONE_VFORK): its copies are gone, ours can go too.
-        drop(plan);
-        drop(child_side);
-        drop(memory_files);
-        drop(error_write);
-        let mut report = [0u8; 8];
-        let reported = rustix::io::read(&error_read, &mut report).unwrap_or(0);
-        let mut process = SandboxedProcess::new(
-            pid,
-            pidfd,
-            lease,
-            started,
-            stdin_parent,
-            stdout_parent,
-            stderr_parent,
-            host_work_directory,
-            limits,
-        );
-        if reported == report.len() {
-            let code = u32::from_ne_bytes([report[0], report[1], report[2], report[3]]);
-            let errno = i32::from_ne_bytes([report[4], report[5], report[6], report[7]]);
-            process.kill_and_reap();
-            let step = Step::from_code(code).unwrap_or(Step::Execute);
-            return Err(SandboxError::ChildStep { step, errno });
-        }
-        Ok(process)
-    }
-
-    fn command_line(&self, program: &Program) -> Result<(CString, Vec<CString>), SandboxError> {
-        let python = c_path(self.python_path())?;
-        match program {
-            Program::Python { .. } => Ok((
-                python.clone(),
-                vec![python, c_string("-I")?, c_string("main.py")?],
-            )),
-            Program::Command { argv } => {
-                let Some(first) = argv.first() else {
-                    return Err(SandboxError::InvalidRequest {
-                        reason: "empty argv".to_owned(),
-                    });
-                };
-                let executable = if first == "python" {
-                    python
-                } else {
-                    c_string(first.as_str())?
-                };
-                let mut arguments = vec![executable.clone()];
-                for argument in &argv[1..] {
-                    arguments.push(c_string(argument.as_str())?);
-                }
-                Ok((executable, arguments))
-            }
-        }
-    }
-
     pub(crate) fn inner(&self) -> &Inner {
         &self.inner
     }
-}
-
-impl Inner {
-    pub(crate) fn protections(&self) -> &[Protection] {
-        &self.protections
-    }
-}
-
-fn resource_limits(limits: &Limits) -> Vec<(u32, u64, u64)> {
-    let cpu_seconds = limits.cpu.as_secs_f64().ceil().max(1.0) as u64;
-    let stack = 64u64 << 20;
-    vec![
-        // SIGXCPU at the limit, SIGKILL one second later.
-        (libc::RLIMIT_CPU, cpu_seconds, cpu_seconds + 1),
-        (libc::RLIMIT_FSIZE, limits.tmpfs_bytes, limits.tmpfs_bytes),
-        (libc::RLIMIT_NOFILE, 1024, 1024),
-        (libc::RLIMIT_CORE, 0, 0),
-        (libc::RLIMIT_STACK, stack, stack),
-        (
-            libc::RLIMIT_AS,
-            limits.address_space_bytes(),
-            limits.address_space_bytes(),
-        ),
-    ]
 }
 
 /// `Sandbox` must stay shareable across worker threads.

@@ -1,11 +1,23 @@
-//! The seccomp filter: a deny-list compiled once per [`crate::Sandbox`] with seccompiler.
+//! The seccomp filters, compiled once per [`crate::Sandbox`] with seccompiler: one for programs,
+//! one for supervisors (the warm runner), which differ in a single rule.
 //!
-//! Denied with `EPERM`: debugging other processes (ptrace, process_vm_*), mount and namespace
-//! changes, the kernel keyring, bpf, perf events, io_uring, module and kexec loading, reboot,
-//! swap, userfaultfd, file handles, SysV IPC and POSIX message queue creation, `clone`/`clone3` creating namespaces (clone3 is refused
-//! with ENOSYS so libc falls back to clone, whose flags we can inspect), and `socket`/
-//! `socketpair` for any family but AF_UNIX. A prefix added here kills the process for any
-//! syscall from a foreign ABI (i386 via `int 0x80`, and x32 numbers on x86_64).
+//! Three kinds of answer, so that tampering is visible without breaking honest programs:
+//!
+//! * **kill the process** (`SECCOMP_RET_KILL_PROCESS`, the process dies of SIGSYS) for calls no
+//!   honest test program makes and every escape or tampering attempt needs: debugging other
+//!   processes (`ptrace`, `process_vm_*`, `process_madvise`, `pidfd_getfd`), the mount family,
+//!   namespace changes (`unshare`, `setns`, `clone` with a namespace flag), the kernel keyring,
+//!   `bpf`, `perf_event_open`, `userfaultfd`, `open_by_handle_at`, module and kexec loading,
+//!   `reboot`, swap, `acct`, `iopl`/`ioperm`, and any system call of a foreign ABI (i386 via
+//!   `int 0x80`, x32 numbers). A supervisor may call `unshare(CLONE_NEWPID)` and
+//!   `setns(fd, CLONE_NEWPID)` (a PID namespace per test); its children install a second filter
+//!   that kills those too before running a solution.
+//! * **fail with an errno** for calls that honest programs and libraries probe, or that are
+//!   merely useless here: `clone3` and `io_uring_*` get `ENOSYS` (glibc falls back to `clone`,
+//!   whose flags we can inspect; libuv falls back to threads), SysV IPC and POSIX message queue
+//!   creation, sockets of any family but `AF_UNIX`, `name_to_handle_at`, `kcmp`, `quotactl`,
+//!   `syslog`, `personality` and `landlock_create_ruleset` get `EPERM`.
+//! * allow everything else.
 
 use std::collections::BTreeMap;
 
@@ -17,24 +29,31 @@ use seccompiler::{
 use crate::error::SandboxError;
 use crate::sys::BpfInstruction;
 
-const DENIED: &[i64] = &[
+/// Calls that kill the process, for programs and supervisors alike.
+pub(crate) const KILLED: &[i64] = &[
     libc::SYS_ptrace,
     libc::SYS_process_vm_readv,
     libc::SYS_process_vm_writev,
+    libc::SYS_process_madvise,
+    libc::SYS_pidfd_getfd,
     libc::SYS_mount,
     libc::SYS_umount2,
     libc::SYS_pivot_root,
     libc::SYS_chroot,
-    libc::SYS_unshare,
-    libc::SYS_setns,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_move_mount,
+    libc::SYS_open_tree,
+    libc::SYS_mount_setattr,
     libc::SYS_keyctl,
     libc::SYS_add_key,
     libc::SYS_request_key,
     libc::SYS_bpf,
     libc::SYS_perf_event_open,
-    libc::SYS_io_uring_setup,
-    libc::SYS_io_uring_enter,
-    libc::SYS_io_uring_register,
+    libc::SYS_userfaultfd,
+    libc::SYS_open_by_handle_at,
     libc::SYS_kexec_load,
     libc::SYS_kexec_file_load,
     libc::SYS_reboot,
@@ -43,18 +62,15 @@ const DENIED: &[i64] = &[
     libc::SYS_delete_module,
     libc::SYS_swapon,
     libc::SYS_swapoff,
-    libc::SYS_userfaultfd,
-    libc::SYS_open_by_handle_at,
-    libc::SYS_name_to_handle_at,
-    libc::SYS_fsopen,
-    libc::SYS_fsconfig,
-    libc::SYS_fsmount,
-    libc::SYS_fspick,
-    libc::SYS_move_mount,
-    libc::SYS_open_tree,
-    libc::SYS_mount_setattr,
-    libc::SYS_pidfd_getfd,
     libc::SYS_acct,
+    libc::SYS_iopl,
+    libc::SYS_ioperm,
+];
+
+/// Calls that fail with `EPERM`.
+pub(crate) const REFUSED: &[i64] = &[
+    libc::SYS_name_to_handle_at,
+    libc::SYS_kcmp,
     libc::SYS_quotactl,
     libc::SYS_syslog,
     libc::SYS_personality,
@@ -69,7 +85,15 @@ const DENIED: &[i64] = &[
     libc::SYS_mq_unlink,
 ];
 
-const NAMESPACE_FLAGS: [i32; 7] = [
+/// Calls that fail with `ENOSYS`, as on a kernel without them: probed by glibc and libuv.
+pub(crate) const UNSUPPORTED: &[i64] = &[
+    libc::SYS_clone3,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+];
+
+const NAMESPACE_FLAGS: [i32; 8] = [
     libc::CLONE_NEWUSER,
     libc::CLONE_NEWNS,
     libc::CLONE_NEWNET,
@@ -77,7 +101,15 @@ const NAMESPACE_FLAGS: [i32; 7] = [
     libc::CLONE_NEWIPC,
     libc::CLONE_NEWUTS,
     libc::CLONE_NEWCGROUP,
+    libc::CLONE_NEWTIME,
 ];
+
+/// Which filter: a program's, or a supervisor's (may create a PID namespace for its children).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Program,
+    Supervisor,
+}
 
 fn condition(
     argument: u8,
@@ -94,17 +126,21 @@ fn compile_error(error: impl std::fmt::Display) -> SandboxError {
     }
 }
 
-fn deny_filter() -> Result<BpfProgram, SandboxError> {
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for &syscall in DENIED {
-        rules.insert(syscall, Vec::new());
-    }
-    let not_unix = || SeccompRule::new(vec![condition(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?]);
-    rules.insert(libc::SYS_socket, vec![not_unix().map_err(compile_error)?]);
-    rules.insert(
-        libc::SYS_socketpair,
-        vec![not_unix().map_err(compile_error)?],
-    );
+fn part(
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+    action: SeccompAction,
+) -> Result<BpfProgram, SandboxError> {
+    let filter = SeccompFilter::new(rules, SeccompAction::Allow, action, TargetArch::x86_64)
+        .map_err(compile_error)?;
+    BpfProgram::try_from(filter).map_err(compile_error)
+}
+
+fn every_call(calls: &[i64]) -> BTreeMap<i64, Vec<SeccompRule>> {
+    calls.iter().map(|&call| (call, Vec::new())).collect()
+}
+
+fn kill_part(role: Role) -> Result<BpfProgram, SandboxError> {
+    let mut rules = every_call(KILLED);
     let clone_rules = NAMESPACE_FLAGS
         .iter()
         .map(|&flag| {
@@ -114,27 +150,34 @@ fn deny_filter() -> Result<BpfProgram, SandboxError> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(compile_error)?;
     rules.insert(libc::SYS_clone, clone_rules);
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        TargetArch::x86_64,
-    )
-    .map_err(compile_error)?;
-    BpfProgram::try_from(filter).map_err(compile_error)
+    let new_pid = libc::CLONE_NEWPID as u64;
+    match role {
+        Role::Program => {
+            rules.insert(libc::SYS_unshare, Vec::new());
+            rules.insert(libc::SYS_setns, Vec::new());
+        }
+        Role::Supervisor => {
+            let other_than = |argument: u8| {
+                condition(argument, SeccompCmpOp::Ne, new_pid)
+                    .and_then(|condition| SeccompRule::new(vec![condition]))
+                    .map_err(compile_error)
+            };
+            rules.insert(libc::SYS_unshare, vec![other_than(0)?]);
+            rules.insert(libc::SYS_setns, vec![other_than(1)?]);
+        }
+    }
+    part(rules, SeccompAction::KillProcess)
 }
 
-fn clone3_filter() -> Result<BpfProgram, SandboxError> {
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_clone3, Vec::new());
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        TargetArch::x86_64,
-    )
-    .map_err(compile_error)?;
-    BpfProgram::try_from(filter).map_err(compile_error)
+fn refuse_part() -> Result<BpfProgram, SandboxError> {
+    let mut rules = every_call(REFUSED);
+    let not_unix = || SeccompRule::new(vec![condition(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?]);
+    rules.insert(libc::SYS_socket, vec![not_unix().map_err(compile_error)?]);
+    rules.insert(
+        libc::SYS_socketpair,
+        vec![not_unix().map_err(compile_error)?],
+    );
+    part(rules, SeccompAction::Errno(libc::EPERM as u32))
 }
 
 fn statement(code: u16, k: u32) -> BpfInstruction {
@@ -150,11 +193,12 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> BpfInstruction {
     BpfInstruction { code, jt, jf, k }
 }
 
-/// The complete program: foreign-ABI guard, then the clone3 rule, then the deny-list. Each
-/// seccompiler program starts by reloading the arch and number itself, so concatenating them
-/// is safe; the first `return` reached wins, and each part returns ALLOW only when its own
-/// rules do not match, so they are chained by rewriting those ALLOW returns into jumps.
-pub(crate) fn build() -> Result<Vec<BpfInstruction>, SandboxError> {
+/// The complete program for `role`: foreign-ABI guard, then the `ENOSYS` part, the kill part
+/// and the `EPERM` part. Each seccompiler program starts by reloading the arch and number
+/// itself, so concatenating them is safe; the first `return` reached wins, and each part
+/// returns ALLOW only when its own rules do not match, so they are chained by rewriting those
+/// ALLOW returns into jumps.
+pub(crate) fn build(role: Role) -> Result<Vec<BpfInstruction>, SandboxError> {
     const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
     const X32_SYSCALL_BIT: u32 = 0x4000_0000;
     const LOAD_WORD_ABSOLUTE: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
@@ -169,7 +213,14 @@ pub(crate) fn build() -> Result<Vec<BpfInstruction>, SandboxError> {
         jump(JUMP_GREATER_EQUAL, X32_SYSCALL_BIT, 0, 1),
         statement(RETURN, libc::SECCOMP_RET_KILL_PROCESS),
     ];
-    let parts = [clone3_filter()?, deny_filter()?];
+    let parts = [
+        part(
+            every_call(UNSUPPORTED),
+            SeccompAction::Errno(libc::ENOSYS as u32),
+        )?,
+        kill_part(role)?,
+        refuse_part()?,
+    ];
     for (index, part) in parts.iter().enumerate() {
         let last = index + 1 == parts.len();
         let length = part.len();
@@ -189,4 +240,43 @@ pub(crate) fn build() -> Result<Vec<BpfInstruction>, SandboxError> {
         }
     }
     Ok(program)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_12_no_call_is_both_killed_and_refused() {
+        for call in KILLED {
+            assert!(
+                !REFUSED.contains(call) && !UNSUPPORTED.contains(call),
+                "{call}"
+            );
+        }
+        for call in REFUSED {
+            assert!(!UNSUPPORTED.contains(call), "{call}");
+        }
+    }
+
+    #[test]
+    fn issue_12_both_roles_compile_and_differ() {
+        let program = build(Role::Program).expect("program filter");
+        let supervisor = build(Role::Supervisor).expect("supervisor filter");
+        assert!(program.len() < 4096 && supervisor.len() < 4096);
+        let encode = |filter: &[BpfInstruction]| {
+            filter
+                .iter()
+                .map(|instruction| {
+                    (
+                        instruction.code,
+                        instruction.jt,
+                        instruction.jf,
+                        instruction.k,
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_ne!(encode(&program), encode(&supervisor));
+    }
 }

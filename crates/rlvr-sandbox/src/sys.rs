@@ -2,11 +2,12 @@
 //!
 //! Two kinds of wrappers live here:
 //!
-//! * **child-side** ones, called between `clone` and `execve` in a child that shares the parent's
-//!   memory (`CLONE_VM | CLONE_VFORK`, like `posix_spawn`). They must be async-signal-safe: no
-//!   allocation, no locks, no glibc wrappers that touch process-wide state (glibc's `setresuid`
-//!   would broadcast to the *parent's* threads). Every one is a direct `syscall(2)` on data the
-//!   parent prepared, and returns the raw errno on failure.
+//! * **child-side** ones, called between `clone` and `execve` in children that share the parent's
+//!   memory (`CLONE_VM`, like `posix_spawn`). They must be async-signal-safe: no allocation, no
+//!   locks, no glibc wrappers that touch process-wide state (glibc's `setresuid` would broadcast
+//!   to the *parent's* threads), and no `errno` (the sandboxed child runs while the verifier
+//!   thread that shares its thread-local storage runs too). Every one is a raw `syscall`
+//!   instruction on data the parent prepared, returning the errno on failure.
 //! * **parent-side** ones (clone, wait, signals, memfds, Landlock and namespace probes).
 
 use std::ffi::CStr;
@@ -16,6 +17,7 @@ use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use libc::{c_int, c_long, c_void};
 
 use crate::isolation::{self, ChildPlan};
+use crate::user_namespace::{self, HolderPlan};
 
 /// An errno value reported by a failed child-side system call.
 pub(crate) type Errno = i32;
@@ -23,27 +25,84 @@ pub(crate) type Errno = i32;
 /// A BPF instruction as the kernel expects it (`struct sock_filter`).
 pub(crate) type BpfInstruction = libc::sock_filter;
 
+#[cfg(not(target_arch = "x86_64"))]
 fn last_errno() -> Errno {
     // SAFETY: `__errno_location` returns a valid pointer to the calling thread's errno. In the
     // vfork child it is the suspended parent thread's errno, which nothing else reads meanwhile.
     unsafe { *libc::__errno_location() }
 }
 
-fn check(result: c_long) -> Result<c_long, Errno> {
+// ---------------------------------------------------------------------------------------------
+// Child side: async-signal-safe, allocation-free, and errno-free.
+// ---------------------------------------------------------------------------------------------
+
+/// A raw system call returning `-errno` on failure. The sandbox child runs concurrently with
+/// the verifier thread that shares its memory (and its thread-local `errno`), so child-side
+/// wrappers never touch `errno`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn raw_syscall(number: c_long, arguments: [usize; 6]) -> isize {
+    let result: isize;
+    // SAFETY: the caller guarantees the arguments are valid for `number`; `syscall` clobbers
+    // only rax (the result), rcx and r11.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") number as isize => result,
+            in("rdi") arguments[0],
+            in("rsi") arguments[1],
+            in("rdx") arguments[2],
+            in("r10") arguments[3],
+            in("r8") arguments[4],
+            in("r9") arguments[5],
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    result
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn raw_syscall(number: c_long, arguments: [usize; 6]) -> isize {
+    // SAFETY: forwarded from the caller. Without the x86_64 path, errno is shared with the
+    // suspended or waiting parent thread, which only reads it after its own calls.
+    let result = unsafe {
+        libc::syscall(
+            number,
+            arguments[0],
+            arguments[1],
+            arguments[2],
+            arguments[3],
+            arguments[4],
+            arguments[5],
+        )
+    };
     if result < 0 {
-        Err(last_errno())
+        -(last_errno() as isize)
     } else {
-        Ok(result)
+        result as isize
     }
 }
 
-fn optional_pointer(value: Option<&CStr>) -> *const libc::c_char {
-    value.map_or(std::ptr::null(), CStr::as_ptr)
+/// Runs a raw system call and turns `-errno` into `Err(errno)`.
+fn call(number: c_long, arguments: [usize; 6]) -> Result<usize, Errno> {
+    // SAFETY: every caller below passes arguments valid for its system call (pointers to live,
+    // NUL-terminated strings or buffers, plain integers).
+    let result = unsafe { raw_syscall(number, arguments) };
+    if (-4095..0).contains(&result) {
+        Err(-result as Errno)
+    } else {
+        Ok(result as usize)
+    }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Child side: async-signal-safe, allocation-free.
-// ---------------------------------------------------------------------------------------------
+fn pointer<T>(value: *const T) -> usize {
+    value as usize
+}
+
+fn optional_pointer(value: Option<&CStr>) -> usize {
+    value.map_or(0, |value| pointer(value.as_ptr()))
+}
 
 /// `mount(2)`.
 pub(crate) fn mount(
@@ -53,96 +112,123 @@ pub(crate) fn mount(
     flags: u64,
     data: Option<&CStr>,
 ) -> Result<(), Errno> {
-    // SAFETY: every pointer is either null or a NUL-terminated string that outlives the call.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_mount,
+    call(
+        libc::SYS_mount,
+        [
             optional_pointer(source),
-            target.as_ptr(),
+            pointer(target.as_ptr()),
             optional_pointer(filesystem),
-            flags as libc::c_ulong,
+            flags as usize,
             optional_pointer(data),
-        )
-    })
+            0,
+        ],
+    )
     .map(drop)
 }
 
 /// `umount2(target, MNT_DETACH)`.
 pub(crate) fn unmount_detach(target: &CStr) -> Result<(), Errno> {
-    // SAFETY: `target` is a valid NUL-terminated string.
-    check(unsafe { libc::syscall(libc::SYS_umount2, target.as_ptr(), libc::MNT_DETACH) }).map(drop)
+    call(
+        libc::SYS_umount2,
+        [
+            pointer(target.as_ptr()),
+            libc::MNT_DETACH as usize,
+            0,
+            0,
+            0,
+            0,
+        ],
+    )
+    .map(drop)
 }
 
 /// `mkdir(2)`.
 pub(crate) fn make_directory(path: &CStr, mode: u32) -> Result<(), Errno> {
-    // SAFETY: `path` is a valid NUL-terminated string.
-    check(unsafe { libc::syscall(libc::SYS_mkdir, path.as_ptr(), mode as libc::mode_t) }).map(drop)
+    call(
+        libc::SYS_mkdir,
+        [pointer(path.as_ptr()), mode as usize, 0, 0, 0, 0],
+    )
+    .map(drop)
 }
 
 /// `symlink(2)`.
 pub(crate) fn symbolic_link(target: &CStr, link: &CStr) -> Result<(), Errno> {
-    // SAFETY: both are valid NUL-terminated strings.
-    check(unsafe { libc::syscall(libc::SYS_symlink, target.as_ptr(), link.as_ptr()) }).map(drop)
+    call(
+        libc::SYS_symlink,
+        [pointer(target.as_ptr()), pointer(link.as_ptr()), 0, 0, 0, 0],
+    )
+    .map(drop)
 }
 
 /// Opens (creating if asked) a file and returns its raw descriptor (the caller closes it).
 pub(crate) fn open_raw(path: &CStr, flags: c_int, mode: u32) -> Result<RawFd, Errno> {
-    // SAFETY: `path` is a valid NUL-terminated string.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_openat,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            flags | libc::O_CLOEXEC,
-            mode,
-        )
-    })
+    call(
+        libc::SYS_openat,
+        [
+            libc::AT_FDCWD as usize,
+            pointer(path.as_ptr()),
+            (flags | libc::O_CLOEXEC) as usize,
+            mode as usize,
+            0,
+            0,
+        ],
+    )
     .map(|fd| fd as RawFd)
 }
 
 /// `close(2)` of a raw descriptor; errors are ignored (the descriptor is gone either way).
 pub(crate) fn close_raw(fd: RawFd) {
-    // SAFETY: closing a descriptor this code opened itself; no Rust object owns it.
-    unsafe { libc::syscall(libc::SYS_close, fd) };
+    let _ = call(libc::SYS_close, [fd as usize, 0, 0, 0, 0, 0]);
 }
 
 /// `chdir(2)`.
 pub(crate) fn change_directory(path: &CStr) -> Result<(), Errno> {
-    // SAFETY: `path` is a valid NUL-terminated string.
-    check(unsafe { libc::syscall(libc::SYS_chdir, path.as_ptr()) }).map(drop)
+    call(libc::SYS_chdir, [pointer(path.as_ptr()), 0, 0, 0, 0, 0]).map(drop)
 }
 
 /// `pivot_root(2)`.
 pub(crate) fn pivot_root(new_root: &CStr, put_old: &CStr) -> Result<(), Errno> {
-    // SAFETY: both are valid NUL-terminated strings.
-    check(unsafe { libc::syscall(libc::SYS_pivot_root, new_root.as_ptr(), put_old.as_ptr()) })
-        .map(drop)
+    call(
+        libc::SYS_pivot_root,
+        [
+            pointer(new_root.as_ptr()),
+            pointer(put_old.as_ptr()),
+            0,
+            0,
+            0,
+            0,
+        ],
+    )
+    .map(drop)
 }
 
 /// `sethostname(2)` (in the child's own UTS namespace).
 pub(crate) fn set_hostname(name: &[u8]) -> Result<(), Errno> {
-    // SAFETY: the pointer and length describe a live byte slice.
-    check(unsafe { libc::syscall(libc::SYS_sethostname, name.as_ptr(), name.len()) }).map(drop)
+    call(
+        libc::SYS_sethostname,
+        [pointer(name.as_ptr()), name.len(), 0, 0, 0, 0],
+    )
+    .map(drop)
 }
 
 /// `setns(2)`.
 pub(crate) fn set_namespace(fd: RawFd, kind: c_int) -> Result<(), Errno> {
-    // SAFETY: plain integer arguments.
-    check(unsafe { libc::syscall(libc::SYS_setns, fd, kind) }).map(drop)
+    call(libc::SYS_setns, [fd as usize, kind as usize, 0, 0, 0, 0]).map(drop)
 }
 
 /// `setsid(2)`: a new session and process group, so the child shares no group with the verifier.
 pub(crate) fn new_session() -> Result<(), Errno> {
-    // SAFETY: no arguments.
-    check(unsafe { libc::syscall(libc::SYS_setsid) }).map(drop)
+    call(libc::SYS_setsid, [0; 6]).map(drop)
 }
 
 /// Writes the whole buffer (retrying short writes and EINTR).
 pub(crate) fn write_all_raw(fd: RawFd, mut bytes: &[u8]) -> Result<(), Errno> {
     while !bytes.is_empty() {
-        // SAFETY: the pointer and length describe a live byte slice.
-        match check(unsafe { libc::syscall(libc::SYS_write, fd, bytes.as_ptr(), bytes.len()) }) {
-            Ok(written) => bytes = &bytes[written as usize..],
+        match call(
+            libc::SYS_write,
+            [fd as usize, pointer(bytes.as_ptr()), bytes.len(), 0, 0, 0],
+        ) {
+            Ok(written) => bytes = &bytes[written..],
             Err(libc::EINTR) => {}
             Err(errno) => return Err(errno),
         }
@@ -150,16 +236,91 @@ pub(crate) fn write_all_raw(fd: RawFd, mut bytes: &[u8]) -> Result<(), Errno> {
     Ok(())
 }
 
+/// Reads one byte, retrying EINTR; `Ok(false)` at end of file.
+pub(crate) fn read_byte(fd: RawFd) -> Result<bool, Errno> {
+    let mut byte = 0u8;
+    loop {
+        match call(
+            libc::SYS_read,
+            [fd as usize, pointer(&mut byte as *mut u8), 1, 0, 0, 0],
+        ) {
+            Ok(read) => return Ok(read == 1),
+            Err(libc::EINTR) => {}
+            Err(errno) => return Err(errno),
+        }
+    }
+}
+
+/// Writes `contents` to `/proc/<pid>/<name>` in one `write` (id map files take one write).
+pub(crate) fn write_process_file(
+    pid: libc::pid_t,
+    name: &[u8],
+    contents: &[u8],
+) -> Result<(), Errno> {
+    let mut buffer = [0u8; 64];
+    let mut length = 0;
+    let mut push = |bytes: &[u8]| -> Result<(), Errno> {
+        let end = length + bytes.len();
+        if end >= buffer.len() {
+            return Err(libc::ENAMETOOLONG);
+        }
+        buffer[length..end].copy_from_slice(bytes);
+        length = end;
+        Ok(())
+    };
+    push(b"/proc/")?;
+    let mut digits = [0u8; 12];
+    let mut start = digits.len();
+    let mut rest = pid.max(0) as u32;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    push(&digits[start..])?;
+    push(b"/")?;
+    push(name)?;
+    // The buffer is zeroed and `push` keeps one byte free, so it is NUL-terminated.
+    let path = CStr::from_bytes_until_nul(&buffer).map_err(|_| libc::EINVAL)?;
+    let fd = open_raw(path, libc::O_WRONLY, 0)?;
+    let written = call(
+        libc::SYS_write,
+        [
+            fd as usize,
+            pointer(contents.as_ptr()),
+            contents.len(),
+            0,
+            0,
+            0,
+        ],
+    );
+    close_raw(fd);
+    match written {
+        Ok(count) if count == contents.len() => Ok(()),
+        Ok(_) => Err(libc::EIO),
+        Err(errno) => Err(errno),
+    }
+}
+
 /// `dup3(source, target, 0)`: the target loses close-on-exec.
 pub(crate) fn duplicate_to(source: RawFd, target: RawFd) -> Result<(), Errno> {
-    // SAFETY: plain integer arguments.
-    check(unsafe { libc::syscall(libc::SYS_dup3, source, target, 0) }).map(drop)
+    call(
+        libc::SYS_dup3,
+        [source as usize, target as usize, 0, 0, 0, 0],
+    )
+    .map(drop)
 }
 
 /// `close_range(first, last, 0)`.
 pub(crate) fn close_range(first: u32, last: u32) -> Result<(), Errno> {
-    // SAFETY: plain integer arguments.
-    check(unsafe { libc::syscall(libc::SYS_close_range, first, last, 0) }).map(drop)
+    call(
+        libc::SYS_close_range,
+        [first as usize, last as usize, 0, 0, 0, 0],
+    )
+    .map(drop)
 }
 
 /// `prlimit64(0, resource, {soft, hard}, NULL)`.
@@ -168,39 +329,88 @@ pub(crate) fn set_resource_limit(resource: u32, soft: u64, hard: u64) -> Result<
         rlim_cur: soft,
         rlim_max: hard,
     };
-    // SAFETY: `limit` lives across the call; the old-limit pointer is null.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_prlimit64,
+    call(
+        libc::SYS_prlimit64,
+        [
             0,
-            resource,
-            &limit as *const libc::rlimit64,
-            std::ptr::null_mut::<libc::rlimit64>(),
-        )
-    })
+            resource as usize,
+            pointer(&limit as *const libc::rlimit64),
+            0,
+            0,
+            0,
+        ],
+    )
     .map(drop)
 }
 
-/// Drops supplementary groups, then sets real, effective and saved gid and uid (this thread only).
-pub(crate) fn become_user(uid: u32, gid: u32) -> Result<(), Errno> {
-    // SAFETY: a zero-length group list with a null pointer is valid for setgroups.
-    check(unsafe { libc::syscall(libc::SYS_setgroups, 0, std::ptr::null::<libc::gid_t>()) })?;
-    // SAFETY: plain integer arguments.
-    check(unsafe { libc::syscall(libc::SYS_setresgid, gid, gid, gid) })?;
-    // SAFETY: plain integer arguments.
-    check(unsafe { libc::syscall(libc::SYS_setresuid, uid, uid, uid) }).map(drop)
+/// Drops every supplementary group (this thread only, unlike glibc's broadcasting wrapper).
+pub(crate) fn clear_groups() -> Result<(), Errno> {
+    call(libc::SYS_setgroups, [0; 6]).map(drop)
 }
 
-/// `prctl(option, value, 0, 0, 0)`.
-pub(crate) fn process_control(option: c_int, value: c_long) -> Result<(), Errno> {
-    // SAFETY: plain integer arguments for the options used here (PDEATHSIG, NO_NEW_PRIVS).
-    check(unsafe { libc::syscall(libc::SYS_prctl, option, value, 0, 0, 0) }).map(drop)
+/// Sets real, effective and saved gid, then uid (this thread only).
+pub(crate) fn set_user(uid: u32, gid: u32) -> Result<(), Errno> {
+    call(
+        libc::SYS_setresgid,
+        [gid as usize, gid as usize, gid as usize, 0, 0, 0],
+    )?;
+    call(
+        libc::SYS_setresuid,
+        [uid as usize, uid as usize, uid as usize, 0, 0, 0],
+    )
+    .map(drop)
+}
+
+/// `prctl(option, a, b, 0, 0)`.
+pub(crate) fn process_control(option: c_int, first: usize, second: usize) -> Result<(), Errno> {
+    call(libc::SYS_prctl, [option as usize, first, second, 0, 0, 0]).map(drop)
+}
+
+/// Empties the effective, permitted and inheritable capability sets (`capset`, version 3).
+pub(crate) fn clear_capabilities() -> Result<(), Errno> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+    let header = Header {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    call(
+        libc::SYS_capset,
+        [
+            pointer(&header as *const Header),
+            pointer(data.as_ptr()),
+            0,
+            0,
+            0,
+            0,
+        ],
+    )
+    .map(drop)
 }
 
 /// `landlock_restrict_self(ruleset, 0)`.
 pub(crate) fn landlock_restrict_self(ruleset: RawFd) -> Result<(), Errno> {
-    // SAFETY: plain integer arguments.
-    check(unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0) }).map(drop)
+    call(
+        libc::SYS_landlock_restrict_self,
+        [ruleset as usize, 0, 0, 0, 0, 0],
+    )
+    .map(drop)
 }
 
 /// Installs a seccomp BPF filter on the calling thread (requires no_new_privs).
@@ -209,15 +419,17 @@ pub(crate) fn install_seccomp(program: &[BpfInstruction]) -> Result<(), Errno> {
         len: program.len() as libc::c_ushort,
         filter: program.as_ptr().cast_mut(),
     };
-    // SAFETY: `fprog` points at a live instruction slice; the kernel copies it.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_SET_MODE_FILTER,
+    call(
+        libc::SYS_seccomp,
+        [
+            libc::SECCOMP_SET_MODE_FILTER as usize,
             0,
-            &fprog as *const libc::sock_fprog,
-        )
-    })
+            pointer(&fprog as *const libc::sock_fprog),
+            0,
+            0,
+            0,
+        ],
+    )
     .map(drop)
 }
 
@@ -226,16 +438,17 @@ pub(crate) fn copy_file(source: RawFd, target: RawFd, length: u64) -> Result<(),
     let mut offset: libc::off_t = 0;
     while (offset as u64) < length {
         let remaining = (length - offset as u64) as usize;
-        // SAFETY: `offset` lives across the call; the descriptors are open.
-        let sent = check(unsafe {
-            libc::syscall(
-                libc::SYS_sendfile,
-                target,
-                source,
-                &mut offset as *mut libc::off_t,
+        let sent = call(
+            libc::SYS_sendfile,
+            [
+                target as usize,
+                source as usize,
+                pointer(&mut offset as *mut libc::off_t),
                 remaining,
-            )
-        });
+                0,
+                0,
+            ],
+        );
         match sent {
             Ok(0) => return Err(libc::EIO),
             Ok(_) | Err(libc::EINTR) => {}
@@ -247,39 +460,52 @@ pub(crate) fn copy_file(source: RawFd, target: RawFd, length: u64) -> Result<(),
 
 /// Resets every signal handler to its default (ignored signals included: Rust ignores SIGPIPE).
 pub(crate) fn reset_signal_handlers() {
+    // SAFETY: an all-zero `sigaction` is SIG_DFL with an empty mask; the kernel struct for
+    // rt_sigaction is layout-compatible with libc's on x86_64 for these fields.
+    let action: libc::sigaction = unsafe { std::mem::zeroed() };
     for signal in 1..=64 {
         if signal == libc::SIGKILL || signal == libc::SIGSTOP {
             continue;
         }
-        // SAFETY: an all-zero `sigaction` is SIG_DFL with an empty mask; the kernel struct for
-        // rt_sigaction is layout-compatible with libc's on x86_64 for these fields.
-        let action: libc::sigaction = unsafe { std::mem::zeroed() };
-        // SAFETY: `action` lives across the call; errors (invalid signal numbers) are ignored.
-        unsafe {
-            libc::syscall(
-                libc::SYS_rt_sigaction,
-                signal,
-                &action as *const libc::sigaction,
-                std::ptr::null_mut::<libc::sigaction>(),
-                8usize,
-            )
-        };
+        // Errors (invalid signal numbers) are ignored.
+        let _ = call(
+            libc::SYS_rt_sigaction,
+            [
+                signal as usize,
+                pointer(&action as *const libc::sigaction),
+                0,
+                8,
+                0,
+                0,
+            ],
+        );
     }
 }
 
 /// Unblocks every signal (the parent blocked them all around `clone`).
 pub(crate) fn unblock_all_signals() {
     let empty: u64 = 0;
-    // SAFETY: an 8-byte kernel sigset lives across the call.
-    unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK,
-            &empty as *const u64,
-            std::ptr::null_mut::<u64>(),
-            8usize,
-        )
-    };
+    let _ = call(
+        libc::SYS_rt_sigprocmask,
+        [
+            libc::SIG_SETMASK as usize,
+            pointer(&empty as *const u64),
+            0,
+            8,
+            0,
+            0,
+        ],
+    );
+}
+
+/// `sched_yield(2)`.
+pub(crate) fn yield_processor() {
+    let _ = call(libc::SYS_sched_yield, [0; 6]);
+}
+
+/// `kill(pid, signal)`, errors ignored.
+pub(crate) fn kill_raw(pid: libc::pid_t, signal: c_int) {
+    let _ = call(libc::SYS_kill, [pid as usize, signal as usize, 0, 0, 0, 0]);
 }
 
 /// `execve(2)`; returns only on failure.
@@ -288,28 +514,57 @@ pub(crate) fn execute(
     argv: &[*const libc::c_char],
     envp: &[*const libc::c_char],
 ) -> Errno {
-    // SAFETY: `argv` and `envp` are null-terminated arrays of pointers into CStrings the parent
-    // keeps alive until the child has exec'd (the parent is suspended by CLONE_VFORK).
-    unsafe {
-        libc::syscall(
-            libc::SYS_execve,
-            program.as_ptr(),
-            argv.as_ptr(),
-            envp.as_ptr(),
-        )
-    };
-    last_errno()
+    // `argv` and `envp` are null-terminated arrays of pointers into CStrings the parent keeps
+    // alive until the child has exec'd.
+    match call(
+        libc::SYS_execve,
+        [
+            pointer(program.as_ptr()),
+            pointer(argv.as_ptr()),
+            pointer(envp.as_ptr()),
+            0,
+            0,
+            0,
+        ],
+    ) {
+        Ok(_) => libc::EIO,
+        Err(errno) => errno,
+    }
 }
 
 /// `_exit(2)` of the child without running any destructor or atexit handler.
 pub(crate) fn exit_child(code: c_int) -> ! {
-    // SAFETY: exit_group never returns.
-    unsafe { libc::syscall(libc::SYS_exit_group, code) };
+    let _ = call(libc::SYS_exit_group, [code as usize, 0, 0, 0, 0, 0]);
     #[expect(
         clippy::empty_loop,
         reason = "exit_group cannot return; this satisfies the `!` type"
     )]
     loop {}
+}
+
+/// Clones the sandboxed process from the first-step child: `clone3` with `flags` (namespaces,
+/// `CLONE_VM`, `CLONE_PARENT`) on the stack `[stack, stack + stack_size)`, running
+/// `entry(argument)` there. Not `CLONE_VFORK`: the caller writes the new process's id maps
+/// while it waits. Returns the new process's pid.
+pub(crate) fn clone_sandbox(
+    flags: u64,
+    stack: usize,
+    stack_size: usize,
+    entry: ChildEntry,
+    argument: *mut c_void,
+) -> Result<libc::pid_t, Errno> {
+    let arguments = CloneArguments {
+        flags,
+        stack: stack as u64,
+        stack_size: stack_size as u64,
+        ..CloneArguments::default()
+    };
+    let result = raw_clone3(&arguments, entry, argument);
+    if result < 0 {
+        Err(-result as Errno)
+    } else {
+        Ok(result as libc::pid_t)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -346,11 +601,15 @@ struct CloneArguments {
 /// The function a vfork child starts in: receives the argument, never returns.
 pub(crate) type ChildEntry = extern "C" fn(*mut c_void) -> c_int;
 
-/// A private stack for a vfork child, unmapped on drop.
-struct ChildStack(*mut c_void);
+/// A private stack for a child that shares our memory, unmapped on drop.
+#[derive(Debug)]
+pub(crate) struct ChildStack(*mut c_void);
+
+// SAFETY: the mapping is owned by this value alone; moving it between threads is harmless.
+unsafe impl Send for ChildStack {}
 
 impl ChildStack {
-    fn map() -> io::Result<ChildStack> {
+    pub(crate) fn map() -> io::Result<ChildStack> {
         // SAFETY: an anonymous private mapping with no address hint; checked against MAP_FAILED.
         let stack = unsafe {
             libc::mmap(
@@ -368,6 +627,11 @@ impl ChildStack {
         Ok(ChildStack(stack))
     }
 
+    /// The lowest address and the size, as `clone3` takes them.
+    pub(crate) fn bounds(&self) -> (usize, usize) {
+        (self.0 as usize, CHILD_STACK_BYTES)
+    }
+
     /// The highest address (stacks grow down); page-aligned, so 16-byte aligned.
     fn top(&self) -> *mut c_void {
         // SAFETY: one past the end of the mapping, which is allowed for pointer arithmetic.
@@ -377,18 +641,18 @@ impl ChildStack {
 
 impl Drop for ChildStack {
     fn drop(&mut self) {
-        // SAFETY: only dropped after the vfork child has exec'd or exited (the parent thread was
-        // suspended until then), so nothing runs on this stack any more.
+        // SAFETY: only dropped after the child running on it has exec'd or exited (the owner
+        // waits for that), so nothing runs on this stack any more.
         unsafe { libc::munmap(self.0, CHILD_STACK_BYTES) };
     }
 }
 
 /// Blocks every signal on the calling thread until dropped (no handler of the parent may run
 /// on the child's stack, which shares the parent's memory).
-struct SignalsBlocked(libc::sigset_t);
+pub(crate) struct SignalsBlocked(libc::sigset_t);
 
 impl SignalsBlocked {
-    fn new() -> SignalsBlocked {
+    pub(crate) fn new() -> SignalsBlocked {
         // SAFETY: zero-initialised sigsets are valid; sigfillset/pthread_sigmask only write them.
         let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
         // SAFETY: as above.
@@ -409,15 +673,17 @@ impl Drop for SignalsBlocked {
 }
 
 /// Clones a child that runs `entry(argument)` on its own stack, sharing memory with the caller
-/// until it execs (`CLONE_VM | CLONE_VFORK`: the calling thread is suspended meanwhile, so the
-/// fork cost does not grow with the verifier's memory). Returns the pid and a pidfd. Every
-/// signal is blocked around the call so no handler of the parent runs on the child's stack.
+/// until it execs or exits (`CLONE_VM | CLONE_VFORK`: the calling thread is suspended
+/// meanwhile, so the fork cost does not grow with the verifier's memory). Returns the pid and a
+/// pidfd. Every signal is blocked around the call so no handler of the parent runs on the
+/// child's stack.
 ///
 /// `namespace_flags` are added to the clone flags; the exit signal is 0, so a stray
 /// `waitpid(-1)` elsewhere in the process cannot reap the child (we wait with `__WALL`).
 pub(crate) fn clone_vfork(
     namespace_flags: c_int,
-    plan: &ChildPlan<'_>,
+    entry: ChildEntry,
+    argument: *mut c_void,
 ) -> io::Result<(libc::pid_t, OwnedFd)> {
     let stack = ChildStack::map()?;
     let blocked = SignalsBlocked::new();
@@ -428,10 +694,10 @@ pub(crate) fn clone_vfork(
     // the pidfd (CLONE_PIDFD stores it through the parent-tid pointer).
     let pid = unsafe {
         libc::clone(
-            child_entry,
+            entry,
             stack.top(),
             flags,
-            (plan as *const ChildPlan<'_>).cast_mut().cast::<c_void>(),
+            argument,
             &mut pidfd as *mut c_int,
         )
     };
@@ -443,19 +709,6 @@ pub(crate) fn clone_vfork(
     }
     // SAFETY: the kernel just returned this descriptor to us; nothing else owns it.
     Ok((pid, unsafe { OwnedFd::from_raw_fd(pidfd) }))
-}
-
-/// Like [`clone_vfork`], but the child is born in the cgroup2 directory `cgroup` through
-/// `clone3(CLONE_INTO_CGROUP)`: no migration, so no `cgroup_threadgroup_rwsem` write lock (an
-/// RCU grace period per run). Fails with `ENOSYS`/`E2BIG` on kernels before 5.7 and with
-/// `EOPNOTSUPP` where this build has no trampoline ([`CAN_CLONE_INTO_CGROUP`]).
-pub(crate) fn clone_vfork_into_cgroup(
-    namespace_flags: c_int,
-    cgroup: BorrowedFd<'_>,
-    plan: &ChildPlan<'_>,
-) -> io::Result<(libc::pid_t, OwnedFd)> {
-    let argument = (plan as *const ChildPlan<'_>).cast_mut().cast::<c_void>();
-    clone3_vfork(namespace_flags, cgroup, child_entry, argument)
 }
 
 /// `clone3(CLONE_VM | CLONE_VFORK | CLONE_PIDFD | CLONE_INTO_CGROUP | namespace_flags)` running
@@ -534,12 +787,94 @@ fn raw_clone3(_arguments: &CloneArguments, _entry: ChildEntry, _argument: *mut c
     -i64::from(libc::EOPNOTSUPP)
 }
 
-/// The function the cloned child starts in.
-extern "C" fn child_entry(argument: *mut c_void) -> c_int {
-    // SAFETY: `clone_vfork` passes a pointer to a live `ChildPlan`; the parent thread is
-    // suspended (CLONE_VFORK) until the child execs or exits, so the plan outlives every use.
+/// Where the first-step child starts (see [`isolation::run_first_step`]).
+pub(crate) extern "C" fn first_step_entry(argument: *mut c_void) -> c_int {
+    // SAFETY: the parent passes a pointer to a live `ChildPlan` and keeps it alive until the
+    // sandboxed process has exec'd or exited (it waits on the error pipe for that).
     let plan = unsafe { &*argument.cast_const().cast::<ChildPlan<'_>>() };
-    isolation::run_child(plan)
+    isolation::run_first_step(plan, argument)
+}
+
+/// Where the sandboxed process starts (see [`isolation::run_sandboxed`]).
+pub(crate) extern "C" fn sandbox_entry(argument: *mut c_void) -> c_int {
+    // SAFETY: as for `first_step_entry`: the same plan, alive until this process has exec'd.
+    let plan = unsafe { &*argument.cast_const().cast::<ChildPlan<'_>>() };
+    isolation::run_sandboxed(plan)
+}
+
+/// Where the namespace holder starts (see [`user_namespace::run_holder`]).
+extern "C" fn holder_entry(argument: *mut c_void) -> c_int {
+    // SAFETY: `clone_holder` passes a pointer to a live `HolderPlan` that the caller keeps
+    // until it has reaped the holder.
+    let plan = unsafe { &*argument.cast_const().cast::<HolderPlan>() };
+    user_namespace::run_holder(plan)
+}
+
+/// Clones the namespace holder into a new user namespace (`CLONE_VM | CLONE_NEWUSER`, not
+/// vfork: the caller writes its id maps while it waits). Returns its pid; the caller reaps it
+/// before dropping `plan` and `stack`.
+pub(crate) fn clone_holder(plan: &HolderPlan, stack: &ChildStack) -> io::Result<libc::pid_t> {
+    let (base, size) = stack.bounds();
+    let arguments = CloneArguments {
+        flags: (libc::CLONE_VM | libc::CLONE_NEWUSER) as u64,
+        stack: base as u64,
+        stack_size: size as u64,
+        ..CloneArguments::default()
+    };
+    let argument = (plan as *const HolderPlan).cast_mut().cast::<c_void>();
+    let blocked = SignalsBlocked::new();
+    let result = raw_clone3(&arguments, holder_entry, argument);
+    drop(blocked);
+    if result < 0 {
+        return Err(io::Error::from_raw_os_error(-result as i32));
+    }
+    Ok(result as libc::pid_t)
+}
+
+/// `unshare(2)` (child side).
+pub(crate) fn unshare_raw(flags: c_int) -> Result<(), Errno> {
+    call(libc::SYS_unshare, [flags as usize, 0, 0, 0, 0, 0]).map(drop)
+}
+
+/// The user name of `uid` (NSS included), for `/etc/subuid` lookups.
+pub(crate) fn user_name(uid: u32) -> Option<String> {
+    let mut buffer = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: zeroed passwd is a valid out-parameter.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the duration of the call; the buffer length is passed.
+    let status = unsafe {
+        libc::getpwuid_r(
+            uid,
+            &mut entry,
+            buffer.as_mut_ptr(),
+            buffer.len(),
+            &mut result,
+        )
+    };
+    if status != 0 || result.is_null() || entry.pw_name.is_null() {
+        return None;
+    }
+    // SAFETY: on success `pw_name` points at a NUL-terminated string inside `buffer`.
+    let name = unsafe { CStr::from_ptr(entry.pw_name) };
+    Some(name.to_string_lossy().into_owned())
+}
+
+/// Effective gid of this process.
+pub(crate) fn effective_gid() -> u32 {
+    // SAFETY: getegid has no preconditions.
+    unsafe { libc::getegid() }
+}
+
+/// `pidfd_open(pid, 0)`, close-on-exec.
+pub(crate) fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
+    // SAFETY: plain integer arguments.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just returned this descriptor (O_CLOEXEC is implied); nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
 /// Sends a signal through a pidfd (no pid-reuse race).

@@ -5,10 +5,7 @@ use crate::exit::{Failure, SANDBOX_UNAVAILABLE};
 
 /// Starts the sandbox, mapping a failure to [`SANDBOX_UNAVAILABLE`].
 pub(crate) fn start_sandbox(allow_degraded: bool) -> anyhow::Result<rlvr_sandbox::Sandbox> {
-    let config = rlvr_sandbox::SandboxConfig {
-        allow_degraded,
-        ..rlvr_sandbox::SandboxConfig::default()
-    };
+    let config = crate::command::run::sandbox_config(allow_degraded)?;
     rlvr_sandbox::Sandbox::new(config).map_err(|error| {
         Failure::new(
             SANDBOX_UNAVAILABLE,

@@ -348,15 +348,20 @@ def batch_start(state, header, inputs):
     control_read, control_write = os.pipe()
     result_read, result_write = os.pipe()
     limits = {"memory_bytes": header.get("memory_bytes", 0), "cpu_s": header.get("cpu_s", 0)}
-    child = os.fork()
+    # The batch child runs untrusted code: the same isolation as a test child (runner/isolation.py).
+    isolation = state["isolation"]
+    enter_fresh_pid_namespace(isolation)
+    try:
+        child = os.fork()
+    except BaseException:
+        leave_fresh_pid_namespace(isolation)
+        raise
     if child == 0:
-        try:
-            os.setpgid(0, 0)
-        except OSError:
-            pass
+        become_solution(isolation)
         os.close(control_write)
         os.close(result_read)
         batch_child(state, inputs, control_read, result_write, limits)
+    leave_fresh_pid_namespace(isolation)
     os.close(control_read)
     os.close(result_write)
     state["batch"] = {

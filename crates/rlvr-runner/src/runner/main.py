@@ -49,9 +49,9 @@ def load(state, header, sources):
 
 
 def make_undumpable():
-    """Test children run with the runner's uid: without this they could open `/proc/1/mem` and
-    rewrite the runner. Non-dumpable processes' /proc files belong to root; forked children
-    inherit the flag, so they cannot touch each other either."""
+    """Where a test child shares the runner's uid (a single mapped id, or degraded mode),
+    without this it could open `/proc/1/mem` and rewrite the runner. Non-dumpable processes'
+    /proc files belong to their namespace's root and need ptrace access besides."""
     try:
         import ctypes
 
@@ -77,13 +77,41 @@ def leftover_ipc_objects():
     return found
 
 
-def reset(header):
+def make_removable(directory):
+    """A test may leave directories without permissions; the runner may lack CAP_DAC_OVERRIDE
+    (degraded mode), so give them back their owner's permissions, top down, before removing."""
+    try:
+        os.chmod(directory, 0o700)
+    except OSError:
+        pass
+    for root, directories, _ in os.walk(directory):
+        for name in directories:
+            try:
+                os.chmod(os.path.join(root, name), 0o700)
+            except OSError:
+                pass
+
+
+def work_directory_mode():
+    try:
+        return os.stat(os.getcwd()).st_mode & 0o7777
+    except OSError:
+        return 0o700
+
+
+def reset(state, header):
     """Between jobs: nothing a test did may reach the next job. Kill and reap every process,
     empty the work directory, and refuse (the caller then starts a new sandbox) when anything
-    else might carry state."""
+    else might carry state: the runner cannot give tests their own PID namespace (then a test
+    could reach it), or its own limits, priority, affinity, umask or directory changed."""
     import shutil
 
     problems = []
+    isolation = state["isolation"]
+    if not isolation.nested:
+        problems.append(f"tests do not get their own PID namespace ({isolation.reason})")
+    if runner_fingerprint() != state["fingerprint"]:
+        problems.append("the runner's own limits, priority, affinity, umask or directory changed")
     if os.getpid() == 1:
         try:
             os.kill(-1, signal.SIGKILL)
@@ -98,9 +126,14 @@ def reset(header):
         try:
             for entry in os.scandir(work):
                 if entry.is_dir(follow_symlinks=False):
+                    make_removable(entry.path)
                     shutil.rmtree(entry.path)
                 else:
                     os.unlink(entry.path)
+            # The directory itself: its mode and extended attributes are state too.
+            os.chmod(work, state["work_mode"])
+            for name in os.listxattr(work):
+                os.removexattr(work, name)
         except OSError as error:
             problems.append(f"cannot empty {work}: {error}")
     leftovers = leftover_ipc_objects()
@@ -121,7 +154,9 @@ def main():
     os.close(null)
     install_site_builtins()
     add_site_packages()
-    state = {"units": [], "compile_error": None, "filename": "solution.py", "harness": None}
+    state = {"units": [], "compile_error": None, "filename": "solution.py", "harness": None,
+             "isolation": prepare_isolation(), "fingerprint": runner_fingerprint(),
+             "work_mode": work_directory_mode()}
     while True:
         try:
             header = read_frame()
@@ -146,7 +181,7 @@ def main():
             write_frame(batch_end(state))
         elif operation == "reset":
             batch_end(state)
-            report = reset(header)
+            report = reset(state, header)
             if not undumpable:
                 report["ok"] = False
                 report["problems"].append("the runner could not make itself non-dumpable")

@@ -10,20 +10,23 @@ def memory_file(name, content=b""):
     return fd
 
 
-def test_files(state, stdin):
-    """The memory files behind a test's fds 0, 1 and 2, created once per runner and emptied
-    before every test (every process of the previous test is dead by then)."""
-    files = state.get("files")
-    if files is None:
-        files = state["files"] = (memory_file("stdin"), memory_file("stdout"), memory_file("stderr"))
-    for fd in files:
-        os.ftruncate(fd, 0)
-        os.lseek(fd, 0, os.SEEK_SET)
+def test_files(stdin):
+    """Fresh memory files behind a test's fds 0, 1 and 2: nothing a test does to them (seals,
+    flags, extended attributes, size) reaches the next test. Closed by `close_test_files`."""
+    files = (memory_file("stdin"), memory_file("stdout"), memory_file("stderr"))
     view = memoryview(stdin)
     while view:
         view = view[os.write(files[0], view) :]
     os.lseek(files[0], 0, os.SEEK_SET)
     return files
+
+
+def close_test_files(files):
+    for fd in files:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def others_alive():
@@ -95,24 +98,38 @@ def run_test(state, header, stdin, extra_source):
             return {"outcome": "exited", "exit_code": 1, "signal": None, "completed": False,
                     "wall_ms": 0.0, "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
                     "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr, b""
-    stdin_fd, stdout_fd, stderr_fd = test_files(state, stdin)
+    files = test_files(stdin)
     # Judge tests: the tamper sensor's report and a split test's results, fresh per test.
     judge = {}
-    if header.get("sensor"):
-        judge["sensor_fd"] = memory_file("sensor")
-    if probes is not None:
-        judge["probes"] = probes
-        judge["results_fd"] = memory_file("results")
+    try:
+        if header.get("sensor"):
+            judge["sensor_fd"] = memory_file("sensor")
+        if probes is not None:
+            judge["probes"] = probes
+            judge["results_fd"] = memory_file("results")
+        return run_forked(state, header, stdin, extra, files, judge)
+    finally:
+        close_test_files(files)
+        for key in ("sensor_fd", "results_fd"):
+            if key in judge:
+                os.close(judge[key])
+
+
+def run_forked(state, header, stdin, extra, files, judge):
+    stdin_fd, stdout_fd, stderr_fd = files
+    isolation = state["isolation"]
     marker_read, marker_write = os.pipe()
     marker = os.urandom(16)
     output_cap = header["output_bytes"]
     started = time.monotonic()
-    child = os.fork()
+    enter_fresh_pid_namespace(isolation)
+    try:
+        child = os.fork()
+    except BaseException:
+        leave_fresh_pid_namespace(isolation)
+        raise
     if child == 0:
-        try:
-            os.setpgid(0, 0)
-        except OSError:
-            pass
+        become_solution(isolation)
         os.close(marker_read)
         harness = state["harness"]
         stdin_text = stdin.decode("utf-8", "surrogateescape") if harness is not None else ""
@@ -120,6 +137,7 @@ def run_test(state, header, stdin, extra_source):
             stdin_fd = memory_file("stdin")
         run_child(state["units"], extra, state["filename"], (stdin_fd, stdout_fd, stderr_fd), marker_write, marker, header,
                   harness, stdin_text, judge)
+    leave_fresh_pid_namespace(isolation)
     os.close(marker_write)
     pidfd = os.pidfd_open(child)
     poller = select.poll()
@@ -147,21 +165,24 @@ def run_test(state, header, stdin, extra_source):
     results, tampering = b"", []
     if "results_fd" in judge:
         results, _ = read_memory_file(judge["results_fd"], output_cap if output_cap > 0 else 1 << 62)
-        os.close(judge["results_fd"])
     if "sensor_fd" in judge:
         tampering = read_sensor_report(judge["sensor_fd"])
-        os.close(judge["sensor_fd"])
     exit_code = os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else None
     signal_number = os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None
-    if signal_number == signal.SIGXFSZ:
+    cpu_seconds = usage.ru_utime + usage.ru_stime
+    # The test child is init of its PID namespace, so the kernel's SIGXFSZ and SIGXCPU (default
+    # disposition) do not end it: reaching RLIMIT_FSIZE makes writes fail instead, and
+    # RLIMIT_CPU ends it with SIGKILL at the hard limit. Judge both by what happened.
+    if signal_number == signal.SIGXFSZ or (output_cap > 0 and os.fstat(stdout_fd).st_size >= output_cap):
         stdout_truncated = True
+    cpu_exceeded = header["cpu_s"] > 0 and cpu_seconds >= header["cpu_s"] and signal_number in (signal.SIGKILL, signal.SIGXCPU)
     result = {
-        "outcome": "timeout" if timed_out else ("signaled" if signal_number is not None else "exited"),
+        "outcome": "timeout" if timed_out or cpu_exceeded else ("signaled" if signal_number is not None else "exited"),
         "exit_code": exit_code,
         "signal": signal_number,
         "completed": received == marker,
         "wall_ms": round(wall_ms, 3),
-        "cpu_ms": round((usage.ru_utime + usage.ru_stime) * 1000.0, 3),
+        "cpu_ms": round(cpu_seconds * 1000.0, 3),
         "maxrss_kib": usage.ru_maxrss,
         "stdout_len": len(stdout),
         "stdout_truncated": stdout_truncated,

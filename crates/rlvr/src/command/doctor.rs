@@ -1,11 +1,12 @@
-//! `rlvr doctor`: which sandbox protections are active here, which interpreter runs, whether
-//! numpy and pandas import inside the sandbox, the cgroup layout, and a self-test of hostile
-//! probes with pass/fail.
+//! `rlvr doctor`: the sandbox's mode (root, user namespace, degraded), whom programs and the
+//! runner run as, what limits memory and processes, every protection (active or not, and
+//! why), the machine's restrictions on user namespaces with remedies, which interpreter runs,
+//! whether numpy and pandas import inside the sandbox, and a self-test of hostile probes.
 
 use std::io::Write;
 use std::time::Duration;
 
-use rlvr_sandbox::{Limits, Protection, RunRequest, Sandbox, Verdict};
+use rlvr_sandbox::{CgroupLayout, IdMapping, Limits, Protection, RunRequest, Sandbox, Verdict};
 
 use crate::exit::{Failure, SANDBOX_UNAVAILABLE, Status};
 
@@ -27,9 +28,17 @@ struct Probe {
 struct Report<'sandbox> {
     /// True when every required protection is active and every probe passed.
     ok: bool,
+    /// `root`, `user_namespace` or `degraded`.
+    mode: &'static str,
+    /// Whom programs and the warm runner run as.
+    identity: String,
+    /// What limits memory and processes.
+    limits: String,
     protections: Vec<&'static str>,
     missing_required: Vec<&'static str>,
     unavailable: &'sandbox [rlvr_sandbox::Unavailable],
+    restrictions: &'sandbox [rlvr_sandbox::Restriction],
+    id_mapping: Option<&'sandbox IdMapping>,
     interpreter: &'sandbox rlvr_sandbox::Interpreter,
     sandbox_python: String,
     packages: Vec<Probe>,
@@ -73,10 +82,16 @@ fn cases() -> Vec<Case> {
             expect: |outcome| ok_printing(outcome, "hidden"),
         },
         Case {
-            name: "runs unprivileged under seccomp",
-            source: "import os\nstatus = open('/proc/self/status').read()\nprint(os.getuid() != 0 and 'Seccomp:\\t2' in status and 'NoNewPrivs:\\t1' in status)",
+            name: "runs with no capability, no_new_privs and seccomp",
+            source: "status = dict(line.split(':\\t', 1) for line in open('/proc/self/status').read().splitlines() if ':\\t' in line)\nzero = all(int(status[key], 16) == 0 for key in ('CapEff', 'CapPrm', 'CapBnd', 'CapAmb'))\nprint(zero and status['Seccomp'].strip() == '2' and status['NoNewPrivs'].strip() == '1')",
             limits: small_limits(),
             expect: |outcome| ok_printing(outcome, "True"),
+        },
+        Case {
+            name: "a hostile system call kills the process (SIGSYS)",
+            source: "import ctypes\nctypes.CDLL(None).ptrace(16, 1, None, None)\nprint('survived')",
+            limits: small_limits(),
+            expect: |outcome| outcome.signal == Some(31) && outcome.stdout.is_empty(),
         },
         Case {
             name: "memory limit is enforced",
@@ -140,13 +155,50 @@ fn package_probe(sandbox: &Sandbox, name: &'static str) -> Probe {
     }
 }
 
+/// Whom programs and the runner run as, in one sentence.
+fn identity(sandbox: &Sandbox) -> String {
+    match sandbox.id_mapping() {
+        Some(IdMapping::Root { runner, program }) => format!(
+            "programs run as host uid {}, the warm runner as host uid {} (root maps both)",
+            program.0, runner.0
+        ),
+        Some(IdMapping::Subordinate { runner, program }) => format!(
+            "programs run as host uid {} (a subordinate id, via newuidmap), the warm runner as uid {}",
+            program.0, runner.0
+        ),
+        Some(IdMapping::Single { caller, reason }) => format!(
+            "programs and the warm runner both run as uid {}, without capabilities; each test gets its own PID namespace, so it cannot reach the runner ({reason})",
+            caller.0
+        ),
+        None => {
+            "no user namespace: programs run as the caller (or one host uid when root)".to_owned()
+        }
+    }
+}
+
+/// What limits memory and processes, in one sentence.
+fn limits(sandbox: &Sandbox) -> String {
+    match sandbox.cgroup_layout() {
+        CgroupLayout::V2 { parent } => format!(
+            "cgroup v2 under {} (memory.max, pids.max, cgroup.kill)",
+            parent.display()
+        ),
+        CgroupLayout::V1 { memory, .. } => format!(
+            "cgroup v1 under {} (memory and pids controllers)",
+            memory.display()
+        ),
+        CgroupLayout::Unavailable { reason } => format!(
+            "rlimits: RLIMIT_AS per process is the memory limit, RLIMIT_NPROC counted in the sandbox's own user namespace the process limit (no cgroup: {reason})"
+        ),
+    }
+}
+
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     let config = super::run::sandbox_config(true)?;
     let sandbox = Sandbox::new(config)
         .map_err(|error| Failure::new(SANDBOX_UNAVAILABLE, error.to_string()))?;
-    let missing_required: Vec<&'static str> = Protection::REQUIRED
+    let missing_required: Vec<&'static str> = Protection::missing_required(sandbox.protections())
         .into_iter()
-        .filter(|protection| !sandbox.protections().contains(protection))
         .map(Protection::as_str)
         .collect();
     let packages = vec![
@@ -184,6 +236,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     let self_test_passed = self_test.iter().all(|probe| probe.passed);
     let report = Report {
         ok: missing_required.is_empty() && self_test_passed,
+        mode: sandbox.mode().as_str(),
+        identity: identity(&sandbox),
+        limits: limits(&sandbox),
+        restrictions: sandbox.restrictions(),
+        id_mapping: sandbox.id_mapping(),
         protections: sandbox
             .protections()
             .iter()
@@ -202,6 +259,26 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         serde_json::to_writer_pretty(&mut stdout, &report)?;
         writeln!(stdout)?;
     } else {
+        let mode = match sandbox.mode() {
+            rlvr_sandbox::SandboxMode::Root => "root",
+            rlvr_sandbox::SandboxMode::UserNamespace => "user namespace (no root needed)",
+            rlvr_sandbox::SandboxMode::Degraded => {
+                "degraded (some required protections are missing)"
+            }
+        };
+        writeln!(stdout, "mode: {mode}")?;
+        writeln!(stdout, "identity: {}", report.identity)?;
+        writeln!(stdout, "limits: {}", report.limits)?;
+        if report.restrictions.is_empty() {
+            writeln!(stdout, "user namespace restrictions: none")?;
+        }
+        for restriction in report.restrictions {
+            writeln!(
+                stdout,
+                "user namespace restriction: {} = {}: {}; remedy: {}",
+                restriction.setting, restriction.value, restriction.reason, restriction.remedy
+            )?;
+        }
         let interpreter = report.interpreter;
         writeln!(
             stdout,

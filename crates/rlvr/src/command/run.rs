@@ -113,22 +113,42 @@ fn print_json(value: &JsonOutcome) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The sandbox settings shared by `run` and `doctor`: `RLVR_SANDBOX_UID` picks the
-/// unprivileged uid and gid programs run as (default 65534, `nobody`).
+fn uid_from_environment(name: &str) -> anyhow::Result<Option<u32>> {
+    let Some(value) = std::env::var_os(name) else {
+        return Ok(None);
+    };
+    let uid = value
+        .to_str()
+        .and_then(|text| text.parse().ok())
+        .filter(|&uid: &u32| uid != 0)
+        .ok_or_else(|| Failure::new(USAGE, format!("{name} must be a non-zero uid")))?;
+    Ok(Some(uid))
+}
+
+/// The sandbox settings of every command that runs programs: `RLVR_SANDBOX_UID` picks the
+/// host uid and gid programs run as when rlvr runs as root (default 65534, `nobody`),
+/// `RLVR_SANDBOX_RUNNER_UID` the warm runner's (default 65533, or 65532 when that is the
+/// program uid). Without root both are ignored: the caller's ids are used.
 pub(crate) fn sandbox_config(allow_degraded: bool) -> anyhow::Result<SandboxConfig> {
     let mut config = SandboxConfig {
         allow_degraded,
         ..SandboxConfig::default()
     };
-    if let Some(value) = std::env::var_os("RLVR_SANDBOX_UID") {
-        let uid: u32 = value
-            .to_str()
-            .and_then(|text| text.parse().ok())
-            .filter(|&uid| uid != 0)
-            .ok_or_else(|| Failure::new(USAGE, "RLVR_SANDBOX_UID must be a non-zero uid"))?;
+    if let Some(uid) = uid_from_environment("RLVR_SANDBOX_UID")? {
         config.uid = uid;
         config.gid = uid;
     }
+    let runner = uid_from_environment("RLVR_SANDBOX_RUNNER_UID")?
+        .unwrap_or(if config.uid == 65533 { 65532 } else { 65533 });
+    if runner == config.uid {
+        return Err(Failure::new(
+            USAGE,
+            "RLVR_SANDBOX_RUNNER_UID must differ from RLVR_SANDBOX_UID",
+        )
+        .into());
+    }
+    config.runner_uid = runner;
+    config.runner_gid = runner;
     Ok(config)
 }
 
@@ -159,10 +179,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         },
         files: Vec::new(),
     };
-    let config = SandboxConfig {
-        allow_degraded: args.allow_degraded,
-        ..SandboxConfig::default()
-    };
+    let config = sandbox_config(args.allow_degraded)?;
     let outcome = Sandbox::new(config).and_then(|sandbox| sandbox.run(&request));
     let outcome = match outcome {
         Ok(outcome) => outcome,
