@@ -17,7 +17,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use rlvr_engine::{Engine, EngineConfig, Job, start_runner};
-use rlvr_runner::TestLimits;
+use rlvr_runner::{JudgeOptions, TestLimits};
 use rlvr_sandbox::{Sandbox, SandboxConfig, WORK_DIRECTORY};
 use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, TestSuite, Verdict};
 use support::{Caller, Mode};
@@ -51,7 +51,10 @@ fn sandbox() -> Sandbox {
 }
 
 /// What `source` prints as the first test of a freshly started runner.
-fn first_output(sandbox: &Sandbox, source: &str, stdin: &[u8]) -> String {
+/// What `source` prints in a fresh runner's first test; `judge` runs it as the judge profile's
+/// tests run (with the tamper sensor's descriptor open), so the engine's judge jobs compare
+/// against the same world.
+fn first_output(sandbox: &Sandbox, source: &str, stdin: &[u8], judge: bool) -> String {
     let mut started = start_runner(sandbox, 1 << 30, Duration::from_secs(120)).expect("runner");
     let report = started
         .runner
@@ -60,7 +63,15 @@ fn first_output(sandbox: &Sandbox, source: &str, stdin: &[u8]) -> String {
     assert!(report.ok, "{report:?}");
     let test = started
         .runner
-        .run_test(stdin, None, LIMITS)
+        .run_judge_test(
+            stdin,
+            None,
+            JudgeOptions {
+                sensor: judge,
+                probes: None,
+            },
+            LIMITS,
+        )
         .expect("the runner answers");
     assert_eq!(
         test.exit_code,
@@ -75,7 +86,7 @@ fn first_output(sandbox: &Sandbox, source: &str, stdin: &[u8]) -> String {
 /// still vouch for itself between jobs, and job 2's fingerprint must be a fresh runner's.
 fn scenario_same_runner() {
     let sandbox = sandbox();
-    let pristine = first_output(&sandbox, FINGERPRINT, b"");
+    let pristine = first_output(&sandbox, FINGERPRINT, b"", false);
     let mut started = start_runner(&sandbox, 1 << 30, Duration::from_secs(120)).expect("runner");
     let runner = &mut started.runner;
     runner
@@ -159,7 +170,7 @@ fn score_all(engine: &Engine, jobs: Vec<Job>) -> Vec<JobResult> {
 /// fingerprints taken while an attacker runs next to them pass too.
 fn scenario_engine() {
     let sandbox = sandbox();
-    let pristine = first_output(&sandbox, FINGERPRINT, b"");
+    let pristine = first_output(&sandbox, FINGERPRINT, b"", true);
     let fingerprint = || job(FINGERPRINT, vec![String::new()], vec![pristine.clone()]);
     let sums = || {
         (

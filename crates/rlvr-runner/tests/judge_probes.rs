@@ -129,7 +129,7 @@ fn an_exit_inside_a_probe_leaves_no_results_and_the_run_incomplete() {
 fn the_sensor_reports_what_the_solution_tried_once_per_kind() {
     let solution = "import sys, gc, os, inspect, collections\n\
         P = collections.namedtuple('P', 'a b')\n\
-        def f():\n    frame = sys._getframe(1)\n    frame.f_code\n    gc.get_referrers(f)\n    sys.settrace(None)\n    inspect.currentframe()\n    try:\n        os.kill(1, 0)\n    except OSError:\n        pass\n    return 1";
+        def f():\n    frame = sys._getframe(1)\n    frame.f_code\n    gc.get_referrers(f)\n    sys.settrace(None)\n    inspect.currentframe()\n    try:\n        os.kill(os.getpid() + 1, 0)\n    except OSError:\n        pass\n    return 1";
     let spec = json!({"probes": [{"source": "f()"}, {"source": "f()"}]});
     let (report, _) = probes(&spec, solution);
     assert_eq!(
