@@ -9,7 +9,7 @@ mod support;
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -510,9 +510,26 @@ in_every_mode!(
 
 #[test]
 fn no_cgroup_is_left_behind_by_finished_verifiers() {
-    // Every `rlvr-sandbox-<pid>-<n>` directory under the cgroups this test process (and so every
-    // verifier it starts) lives in must belong to a live process. Other sessions' cgroups on the
-    // same machine are not ours to judge.
+    // Runs verifiers of its own (one ends normally, one on a timeout) and checks that no
+    // `rlvr-sandbox-<pid>-<n>` directory of theirs is left under the cgroups this test lives in.
+    // Only our own pids are judged: another test (or session) that SIGKILLs its verifier leaves
+    // a directory that the next sandbox start sweeps, which is not this test's business.
+    let mut pids = Vec::new();
+    for (source, time_limit) in [("print(1)", "5"), ("while True:\n    pass", "1")] {
+        let directory = tempfile::tempdir().expect("temp dir");
+        let program = directory.path().join("program.py");
+        std::fs::write(&program, source).expect("write program");
+        let child = Command::new(env!("CARGO_BIN_EXE_rlvr"))
+            .args(["run", "--json", "--time-limit", time_limit])
+            .arg(&program)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn rlvr");
+        pids.push(child.id());
+        let output = child.wait_with_output().expect("rlvr ends");
+        assert!(output.status.code().is_some(), "{:?}", output.status);
+    }
     let mut roots: Vec<PathBuf> = Vec::new();
     let membership = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     for line in membership.lines() {
@@ -535,6 +552,10 @@ fn no_cgroup_is_left_behind_by_finished_verifiers() {
             }
         }
     }
+    let ours: Vec<String> = pids
+        .iter()
+        .map(|pid| format!("rlvr-sandbox-{pid}-"))
+        .collect();
     let mut stale = Vec::new();
     for root in roots {
         let mut stack = vec![root];
@@ -547,19 +568,18 @@ fn no_cgroup_is_left_behind_by_finished_verifiers() {
                     continue;
                 }
                 let name = entry.file_name().to_string_lossy().into_owned();
-                match name
-                    .strip_prefix("rlvr-sandbox-")
-                    .and_then(|rest| rest.split('-').next())
-                {
-                    Some(pid) if !Path::new("/proc").join(pid).exists() => stale.push(entry.path()),
-                    Some(_) => {}
-                    None if stack.len() < 64 => stack.push(entry.path()),
-                    None => {}
+                if ours.iter().any(|prefix| name.starts_with(prefix.as_str())) {
+                    stale.push(entry.path());
+                } else if !name.starts_with("rlvr-sandbox-") && stack.len() < 64 {
+                    stack.push(entry.path());
                 }
             }
         }
     }
-    assert!(stale.is_empty(), "leftover cgroups: {stale:?}");
+    assert!(
+        stale.is_empty(),
+        "leftover cgroups of our verifiers: {stale:?}"
+    );
 }
 
 #[test]
