@@ -66,27 +66,26 @@ fn a_big_split_job_shared_between_workers_keeps_its_verdicts() {
     let slow_square = "import time\ndef square(x):\n    time.sleep(0.01)\n    return x * x";
     let wrong_at_77 = "def square(x):\n    return x * x if x != 77 else -1";
     let always = "class Yes:\n    def __eq__(self, other):\n        return True\ndef square(x):\n    return Yes()";
-    let results = score_all(
-        &engine,
-        vec![
-            job(slow_square, truth.clone()),
-            job(wrong_at_77, truth.clone()),
-            job(always, truth),
-        ],
-    );
-    assert_eq!((results[0].passed, results[0].total), (count, count));
-    let coverage = results[0].functional.expect("coverage");
+    // The slow job alone first: the second worker then has nothing queued (with more jobs it
+    // may stay busy with them on a loaded machine) and must help with this one's stages.
+    let slow = score_all(&engine, vec![job(slow_square, truth.clone())]);
+    assert_eq!((slow[0].passed, slow[0].total), (count, count));
+    let coverage = slow[0].functional.expect("coverage");
     assert_eq!((coverage.split, coverage.unsplit), (count, 0));
-    assert_eq!(results[1].passed, count - 1, "exactly test 77 fails");
-    assert_eq!(
-        results[1].tests.as_ref().unwrap()[77].verdict,
-        Verdict::WrongAnswer
-    );
-    assert_eq!(results[2].passed, 0);
     assert!(
         engine.statistics().helped_stages.load(Ordering::Relaxed) > 0,
         "the second worker had nothing queued and should have helped"
     );
+    let results = score_all(
+        &engine,
+        vec![job(wrong_at_77, truth.clone()), job(always, truth)],
+    );
+    assert_eq!(results[0].passed, count - 1, "exactly test 77 fails");
+    assert_eq!(
+        results[0].tests.as_ref().unwrap()[77].verdict,
+        Verdict::WrongAnswer
+    );
+    assert_eq!(results[1].passed, 0);
     assert_eq!(
         engine.statistics().functional_split.load(Ordering::Relaxed),
         3 * count as u64

@@ -407,6 +407,20 @@ fn issue_13_verify_checks_its_limits_before_starting() {
 }
 
 #[test]
+fn run_refuses_time_limits_it_cannot_hold_without_panicking() {
+    let directory = tempfile::tempdir().unwrap();
+    std::fs::write(directory.path().join("program.py"), "print(1)\n").unwrap();
+    for limit in ["1e300", "-1", "0", "inf", "NaN", "3601"] {
+        let argument = format!("--time-limit={limit}");
+        let output = rlvr(&["run", "program.py", &argument], directory.path());
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{limit}: {message}");
+        assert!(message.contains("--time-limit"), "{limit}: {message}");
+        assert!(!message.contains("panicked"), "{limit}: {message}");
+    }
+}
+
+#[test]
 fn issue_13_verify_on_empty_and_blank_job_files_writes_no_results() {
     let directory = tempfile::tempdir().unwrap();
     std::fs::write(directory.path().join("empty.jsonl"), b"").unwrap();

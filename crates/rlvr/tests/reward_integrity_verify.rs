@@ -218,3 +218,30 @@ fn tampering_kinds_reach_the_result_and_the_summary() {
         assert!(stderr.contains(kind), "{kind}: {stderr}");
     }
 }
+
+/// Issue 12, second round (a red-team pass against the split): arguments computed from a test
+/// variable that also holds the expected value, methods called on the solution's value,
+/// comparators the solution names itself (`np`), functions defined only at run time, instance
+/// attributes that shadow the test class's own, `all(...)` and a response padded to exhaust
+/// the referee. Each scored 1.0 or null; each is split and scores 0 now, and the honest
+/// answers to the same tests still pass.
+#[test]
+fn issue_12_second_round_hostile_answers_score_zero_and_honest_ones_pass() {
+    let directory = tempfile::tempdir().unwrap();
+    let hostile = results(&verify(
+        &jobs(directory.path(), "hostile-2"),
+        &["--details"],
+    ));
+    assert_eq!(hostile.len(), 7, "{hostile:?}");
+    for line in &hostile {
+        assert_eq!(line["status"], "ok", "{line}");
+        assert_eq!(line["score"], 0.0, "a hostile answer scored: {line}");
+        assert_eq!(line["functional"]["unsplit"], 0, "{line}");
+    }
+    let honest = results(&verify(&jobs(directory.path(), "honest-2"), &["--details"]));
+    assert_eq!(honest.len(), 8, "{honest:?}");
+    for line in &honest {
+        assert_eq!(line["score"], 1.0, "an honest answer failed: {line}");
+        assert_eq!(line["functional"]["unsplit"], 0, "{line}");
+    }
+}

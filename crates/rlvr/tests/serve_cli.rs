@@ -546,6 +546,19 @@ fn compatible_routes_answer_in_their_trainers_shapes() {
         )
         .json();
     assert_eq!(as_string["results"], json!([1]));
+    // open-instruct's default (one second) stands for an explicit null as for an absent field.
+    let null_limit = served
+        .post(
+            "/test_program",
+            &json!({"program": "x = 1", "tests": ["assert x == 1"], "max_execution_time": null}),
+        )
+        .json();
+    assert_eq!(null_limit["results"], json!([1]));
+    let huge_limit = served.post(
+        "/test_program",
+        &json!({"program": "x = 1", "tests": ["assert x == 1"], "max_execution_time": 1e300}),
+    );
+    assert_eq!(huge_limit.status, 400);
     let pickled = served.post(
         "/test_program",
         &json!({"program": "x = 1", "tests": "eJxLy8lPTgQACv8C/Q=="}),

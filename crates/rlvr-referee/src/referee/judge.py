@@ -40,8 +40,27 @@ class PreparedTest:
     the steps that finish it once the probe values are known."""
 
     def __init__(self, text, job):
-        split = SplitTest(text, job.trust, job.solution)
+        # Strictly, a name bound nowhere is not the solution's (it is evaluated here). When that
+        # split fails (the test's own code would call what the solution does not define), the
+        # form is split as if every such name were the solution's: a test the referee can split
+        # stays split whatever the response, and fails, so that a response cannot choose the
+        # unsplit path by defining its functions at run time.
+        try:
+            self.prepare(text, job, strict=True)
+        except Unsplittable as why:
+            self.prepare(text, job, strict=False)
+            self.refusal = self.refusal or f"the test uses a name the solution does not define ({why})"
+
+    def prepare(self, text, job, strict):
+        split = SplitTest(text, job.trust, job.solution, strict)
+        self.refusal = job.solution.refusal
         namespace = dict(job.base)
+        for alias, module in CONVENTIONAL_MODULES.items():
+            if alias in job.trust.modules and alias not in namespace and alias in free_names(split.source_tree):
+                try:
+                    namespace[alias] = __import__(module)
+                except Exception:
+                    pass  # then the test's use of it raises NameError here: the test fails
         try:
             exec(compile(split.setup, "<test>", "exec", dont_inherit=True), namespace)
         except BaseException as error:
@@ -76,6 +95,22 @@ class PreparedTest:
         names = []
         for probe in statement.probes:
             inputs, modules = [], []
+            for slot, expression, as_list in probe.arguments:
+                # An argument the test computes: evaluated here, only its value is sent.
+                try:
+                    value = eval(compile(ast.fix_missing_locations(ast.Expression(body=expression)), "<test>", "eval",
+                                         dont_inherit=True), self.namespace)
+                    if as_list:
+                        value = list(itertools.islice(iter(value), SPLIT_MAX_ITERATIONS * 100 + 1))
+                except Exception as error:
+                    raise Unsplittable(f"a solution call's argument raised {type(error).__name__}") from None
+                try:
+                    part, (encoded,) = encode_values([value], self.classes)
+                except Unencodable as why:
+                    raise Unsplittable(f"an argument of the solution call is not plain data ({why})") from None
+                offset = len(self.table)
+                self.table.extend(shift_references(entry, offset) for entry in part)
+                inputs.append([slot, shift_references(encoded, offset)])
             for name in probe.inputs:
                 if name not in self.namespace:
                     raise Unsplittable(f"the input {name!r} is not bound when the solution is called")
@@ -206,6 +241,8 @@ class PreparedTest:
             decoded = decode_values(report.get("table", []), wanted, self.classes)
         except (ValueError, Malformed, RecursionError, MemoryError) as error:
             return "error", f"the probe report is malformed: {error}", True
+        if self.refusal is not None:
+            return "fail", self.refusal, False
         values = []
         for kind, payload in shape:
             if kind == "iterator":

@@ -24,6 +24,8 @@
 # to the solution, as before, and is counted as unsplit. Whether a test is split depends on the
 # test alone, never on the response: a response cannot choose the weaker path.
 
+# Module aliases a test may use without importing them (the references' preludes bind them).
+CONVENTIONAL_MODULES = {"np": "numpy", "pd": "pandas"}
 SPLIT_STATEMENTS = (ast.Assert, ast.Expr, ast.Assign, ast.AnnAssign)
 SPLIT_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 PROBE_FUNCTION = "__rlvr_probe__"
@@ -98,19 +100,38 @@ class Trust:
                     self.helpers.add(name)
                 else:
                     self.imported[name] = kind
+        # The aliases the reference profiles' preludes import (`np`, `pd`): a test that relies on
+        # them gets the referee's own modules, never an object the solution names so.
+        for alias in CONVENTIONAL_MODULES:
+            if alias not in self.helpers and alias not in self.imported:
+                self.modules.add(alias)
         self.builtins = frozenset(dir(builtins))
         self.helper_classes = {name: namespace[name] for name in self.helpers if isinstance(namespace.get(name), type)}
 
 
+# The largest solution the referee parses: `ast` costs up to ~0.9 KB of memory per source byte,
+# so a padded response could otherwise exhaust the referee's memory and void its own score.
+SOLUTION_MAX_BYTES = 512 * 1024
+
+
 class SolutionNames:
-    """The names a solution binds statically (`None` when its source does not parse: then it
-    binds none we can vouch for, and a prompt's `gcd` must still be its own in the child)."""
+    """The names a solution binds statically, and the classes it defines (`names` is `None`
+    when its source does not parse or is larger than SOLUTION_MAX_BYTES: then it binds none we
+    can vouch for, every test fails here, and `refusal` says why)."""
 
     def __init__(self, source, trust):
-        try:
-            names, stars = module_bindings(ast.parse(source).body)
-        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        self.classes, self.refusal = set(), None
+        if len(source) > SOLUTION_MAX_BYTES:
             names, stars = None, set()
+            self.refusal = (f"the solution is longer than {SOLUTION_MAX_BYTES // 1024} KiB, the most the referee"
+                            " reads for split tests")
+        else:
+            try:
+                tree = ast.parse(source)
+                names, stars = module_bindings(tree.body)
+                self.classes = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+            except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+                names, stars = None, set()
         if names is not None:
             for name, (module, _) in trust.imported.items():
                 if module in stars:
@@ -178,11 +199,31 @@ def root_name(node):
             return None
 
 
+def callable_root(function, solution_classes):
+    """The name a called function hangs from, following attributes and subscripts (`f`, `m` in
+    `m.f`, `table` in `table[0]`) and, for LeetCode's `Solution().method`, an instance the
+    solution's own class builds with no arguments. `None` for anything else: a method called on
+    a value a call returned (`greet(x).startswith(y)`) is the test's, and runs in the referee on
+    the plain data of that value."""
+    node = function
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in solution_classes
+              and not node.args and not node.keywords):
+            return node.func.id
+        else:
+            return None
+
+
 class Classifier:
     """Decides, for one test, whose each name is (see the top of this file)."""
 
-    def __init__(self, trust, solution, test_names, entry):
+    def __init__(self, trust, solution, test_names, entry, strict):
         self.trust, self.solution, self.test_names, self.entry = trust, solution, test_names, entry
+        self.strict = strict
 
     def is_solution(self, name):
         trust = self.trust
@@ -190,7 +231,12 @@ class Classifier:
             return False
         if name in trust.imported:
             return name == self.entry
-        return True
+        # A name neither the test, the prelude nor the solution binds: it can only come from the
+        # solution at run time (`globals()[...]`, `exec`), which a solution must not use to
+        # supply the test's comparator (`np.allclose` with `np` its own). Strictly it is
+        # evaluated here, where it is unbound (NameError: the test fails); PreparedTest says
+        # when the lenient reading (the solution's) is used to keep a form split.
+        return self.solution.binds(name) or not self.strict
 
     def always_trusted(self, name):
         trust = self.trust
@@ -221,8 +267,15 @@ def find_entry(statements, trust, test_names):
 
 
 class Probe:
-    def __init__(self, node, source, as_iterator, requires):
-        self.node, self.source, self.as_iterator, self.requires = node, source, as_iterator, requires
+    """A solution call cut out of a test. `node` is the call as the child evaluates it (its
+    arguments that read the test's names replaced by slots), `original` the test's own node,
+    `arguments` the `(slot, expression, as_list)` the referee evaluates and sends in their
+    place, and `inputs` the test's names the child needs as they are (bare-name arguments,
+    which a solution may change in place)."""
+
+    def __init__(self, node, original, source, as_iterator, requires, arguments):
+        self.node, self.original, self.source = node, original, source
+        self.as_iterator, self.requires, self.arguments = as_iterator, requires, arguments
         self.assign = None
         self.inputs = []
 
@@ -230,8 +283,8 @@ class Probe:
 class ProbeCutter(ast.NodeTransformer):
     """Replaces each probe of an expression by `__rlvr_probe__(index)`."""
 
-    def __init__(self, classifier, probes):
-        self.classifier, self.probes = classifier, probes
+    def __init__(self, classifier, probes, split):
+        self.classifier, self.probes, self.split = classifier, probes, split
 
     def probe_kind(self, node):
         """How `node` is a probe: "call", "iterator" (a lazy iterator the child turns into a list)
@@ -242,7 +295,7 @@ class ProbeCutter(ast.NodeTransformer):
             # its value comes back as data (a function as an opaque stand-in).
             return "call"
         if isinstance(node, ast.Call):
-            name = root_name(node.func)
+            name = callable_root(node.func, classifier.solution.classes)
             if name is not None and classifier.is_solution(name):
                 return "call"
             # `map(f, data)`: the solution's function applied to the test's values; its results
@@ -280,9 +333,97 @@ class ProbeCutter(ast.NodeTransformer):
                 raise Unsplittable("a comprehension that checks the solution's results inside it")
             if isinstance(node, ast.NamedExpr):
                 raise Unsplittable("an assignment expression around a solution call")
+            if isinstance(node, ast.Call) and root_name(node.func) in classifier.test_names and any(
+                    isinstance(argument, ast.Name) and classifier.is_solution(argument.id)
+                    for argument in [*node.args, *(keyword.value for keyword in node.keywords)]):
+                # `check(candidate)`: the test's code would call the solution's function itself.
+                raise Unsplittable("the test hands the solution's function to its own code")
         return super().generic_visit(node)
 
+    def reads_test(self, expression):
+        """Whether an expression reads a value only the test holds (not one a solution call
+        returned in the child)."""
+        reads = free_names(expression)
+        return bool(reads & self.classifier.test_names) and not reads & self.split.child_bound
+
+    def slot(self, arguments, expression, as_list=False):
+        name = f"__rlvr_arg_{self.split.slots}__"
+        self.split.slots += 1
+        arguments.append((name, expression, as_list))
+        return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), expression)
+
+    def detach(self, node, arguments):
+        """Replaces each argument of the solution's calls inside `node` that reads the test's
+        values by a slot, so that only the argument's value reaches the child, never the test's
+        variable it came from (`case['input']` must not bring `case['expected']` along). A
+        bare name is sent as it is (the argument is the whole value, and a solution working in
+        place is seen through it)."""
+        classifier = self.classifier
+        if isinstance(node, SPLIT_COMPREHENSIONS):
+            return self.detach_comprehension(node, arguments)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "map":
+            # `map(f, data)`: the iterables are the test's; their items are the arguments.
+            node.args[1:] = [argument if isinstance(argument, ast.Name) or not self.reads_test(argument)
+                             else self.slot(arguments, argument, as_list=True) for argument in node.args[1:]]
+            return node
+        for inner in ast.walk(node):
+            if not isinstance(inner, ast.Call):
+                continue
+            name = callable_root(inner.func, classifier.solution.classes)
+            if name is None or not classifier.is_solution(name):
+                continue
+            if self.reads_test(inner.func):
+                raise Unsplittable("a solution call is chosen by the test's values")
+
+            def detached(expression):
+                if (isinstance(expression, ast.Name) or classifier.mentions_solution(expression)
+                        or not self.reads_test(expression)):
+                    return expression
+                return self.slot(arguments, expression)
+
+            inner.args = [ast.Starred(value=detached(argument.value), ctx=ast.Load())
+                          if isinstance(argument, ast.Starred) else detached(argument) for argument in inner.args]
+            for keyword in inner.keywords:
+                keyword.value = detached(keyword.value)
+        return node
+
+    def detach_comprehension(self, node, arguments):
+        """`[f(x) for x, _ in cases]`: the referee runs the loop and sends, per element, the
+        call's arguments; the child runs `[f(*a, **k) for a, k in slot]`."""
+        classifier = self.classifier
+        if not self.reads_test(node):
+            return node
+        element = node.value if isinstance(node, ast.DictComp) else node.elt
+        key = node.key if isinstance(node, ast.DictComp) else None
+        local = frozenset(stored_names([generator.target for generator in node.generators]))
+        if (not isinstance(element, ast.Call) or (key is not None and classifier.mentions_solution(key, local))
+                or any(classifier.mentions_solution(part, local) for part in
+                       [*element.args, *(keyword.value for keyword in element.keywords)])
+                or free_names(element.func) & (local | classifier.test_names)):
+            raise Unsplittable("a comprehension whose solution call cannot be separated from the test's values")
+        positional = ast.Tuple(elts=list(element.args), ctx=ast.Load())
+        named = ast.Dict(keys=[None if keyword.arg is None else ast.Constant(value=keyword.arg)
+                               for keyword in element.keywords],
+                         values=[keyword.value for keyword in element.keywords])
+        parts = ([key] if key is not None else []) + [positional, named]
+        table = ast.ListComp(elt=ast.Tuple(elts=parts, ctx=ast.Load()), generators=node.generators)
+        slot = self.slot(arguments, ast.fix_missing_locations(ast.copy_location(table, node)))
+        names = (["__rlvr_key__"] if key is not None else []) + ["__rlvr_positional__", "__rlvr_named__"]
+        call = ast.Call(func=element.func, args=[ast.Starred(value=ast.Name(id="__rlvr_positional__", ctx=ast.Load()),
+                                                             ctx=ast.Load())],
+                        keywords=[ast.keyword(arg=None, value=ast.Name(id="__rlvr_named__", ctx=ast.Load()))])
+        generator = ast.comprehension(target=ast.Tuple(elts=[ast.Name(id=name, ctx=ast.Store()) for name in names],
+                                                       ctx=ast.Store()), iter=slot, ifs=[], is_async=0)
+        if isinstance(node, ast.DictComp):
+            rewritten = ast.DictComp(key=ast.Name(id="__rlvr_key__", ctx=ast.Load()), value=call, generators=[generator])
+        else:
+            rewritten = type(node)(elt=call, generators=[generator])
+        return ast.fix_missing_locations(ast.copy_location(rewritten, node))
+
     def cut(self, node, kind):
+        original = node
+        arguments = []
+        node = self.detach(node, arguments)
         source = ast.unparse(node)
         if kind == "iterator":
             if isinstance(node, ast.GeneratorExp):
@@ -296,7 +437,7 @@ class ProbeCutter(ast.NodeTransformer):
                 module, attribute = self.classifier.trust.imported[entry]
                 requires.append([entry, module, attribute])
         index = len(self.probes)
-        self.probes.append(Probe(node, source, kind == "iterator", requires))
+        self.probes.append(Probe(node, original, source, kind == "iterator", requires, arguments))
         call = ast.Call(func=ast.Name(id=PROBE_FUNCTION, ctx=ast.Load()), args=[ast.Constant(value=index)],
                         keywords=[])
         if kind == "iterator":
@@ -330,16 +471,17 @@ class SplitTest:
     `for` over an iterable the test computes is unrolled: it runs here while preparing, and each
     iteration's calls become probes with that iteration's inputs."""
 
-    def __init__(self, text, trust, solution):
+    def __init__(self, text, trust, solution, strict=True):
         try:
-            statements = ast.parse(text).body
+            self.source_tree = ast.parse(text)
+            statements = self.source_tree.body
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as error:
             raise Unsplittable(f"the test does not parse ({type(error).__name__})") from None
         test_names, test_stars = module_bindings(statements)
         if test_stars:
             raise Unsplittable("the test star-imports a module")
         entry = find_entry(statements, trust, test_names)
-        self.classifier = classifier = Classifier(trust, solution, test_names, entry)
+        self.classifier = classifier = Classifier(trust, solution, test_names, entry, strict)
         first = next((index for index, statement in enumerate(statements)
                       if classifier.mentions_solution(statement)), len(statements))
         self.setup = ast.fix_missing_locations(ast.Module(body=statements[:first], type_ignores=[]))
@@ -347,6 +489,7 @@ class SplitTest:
         # judging replay binds (they cannot be inputs), and the names read while preparing.
         self.child_bound = set()
         self.replay_bound = set()
+        self.slots = 0
         self.setup_bound, _ = module_bindings(statements[:first])
         self.tail = [self.statement(node, in_loop=False) for node in statements[first:]]
         for statement in self.walk():
@@ -364,6 +507,9 @@ class SplitTest:
                             probe.inputs.append(name)
                         elif name in self.replay_bound:
                             raise Unsplittable(f"a solution call reads {name!r}, which the test computes from results")
+                    for _, expression, _ in probe.arguments:
+                        if free_names(expression) & (self.replay_bound | self.child_bound):
+                            raise Unsplittable("a solution call's argument reads what the test computes from results")
             elif statement.kind == "setup" and statement.reads & (self.replay_bound | self.child_bound):
                 raise Unsplittable("the test computes inputs from the solution's results")
             elif statement.kind == "loop" and statement.reads & (self.replay_bound | self.child_bound):
@@ -386,17 +532,29 @@ class SplitTest:
                 self.replay_bound |= assigned
             statement.assigns = assigned
             return statement
+        if (isinstance(node, ast.Assert) and not in_loop and isinstance(node.test, ast.Call)
+                and isinstance(node.test.func, ast.Name) and node.test.func.id == "all"
+                and classifier.always_trusted("all") and len(node.test.args) == 1 and not node.test.keywords
+                and isinstance(node.test.args[0], (ast.GeneratorExp, ast.ListComp))
+                and len(node.test.args[0].generators) == 1 and not node.test.args[0].generators[0].ifs
+                and not node.test.args[0].generators[0].is_async):
+            # `assert all(f(x) == y for x, y in cases)` passes exactly when every
+            # `assert f(x) == y` of the loop does: judged as that loop.
+            generator = node.test.args[0].generators[0]
+            loop = ast.For(target=generator.target, iter=generator.iter,
+                           body=[ast.Assert(test=node.test.args[0].elt, msg=node.msg)], orelse=[])
+            return self.statement(ast.fix_missing_locations(ast.copy_location(loop, node)), in_loop)
         if isinstance(node, SPLIT_STATEMENTS):
             if isinstance(node, ast.Assign) and any(classifier.mentions_solution(target) for target in node.targets):
                 raise Unsplittable("an assignment to the solution's objects")
             probes = []
             value = node.value if isinstance(node, ast.Assign) else None
-            rewritten = ProbeCutter(classifier, probes).visit(node)
+            rewritten = ProbeCutter(classifier, probes, self).visit(node)
             statement = Statement("probe", rewritten, probes)
             assigned, _ = module_bindings([node])
             # `name = f(...)`: the child binds the name too, so that later calls can read it.
             if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                    and len(probes) == 1 and probes[0].node is value and not probes[0].as_iterator):
+                    and len(probes) == 1 and probes[0].original is value and not probes[0].as_iterator):
                 probes[0].assign = node.targets[0].id
                 self.child_bound.add(probes[0].assign)
             self.replay_bound |= assigned

@@ -35,7 +35,7 @@ def run_probes(spec_text, namespace, results_fd):
 
     def encoded(values):
         """Encodes now (later probes may change the values), into the shared table."""
-        part, encoded_values = encode_values(values, classes)
+        part, encoded_values = encode_values(values, classes, numpy_as_plain=True)
         offset = len(table)
         table.extend(shift_references(entry, offset) for entry in part)
         return [shift_references(value, offset) for value in encoded_values]

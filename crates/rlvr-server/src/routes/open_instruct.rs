@@ -24,17 +24,14 @@ use super::{check_size, json_body, run_one, time_limit};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-fn one_second() -> f64 {
-    1.0
-}
-
 /// open-instruct's `TestRequest`.
 #[derive(Debug, serde::Deserialize)]
 pub(crate) struct TestRequest {
     program: String,
     tests: Value,
-    #[serde(default = "one_second")]
-    max_execution_time: f64,
+    /// Seconds per test; absent or `null` means open-instruct's default of one second.
+    #[serde(default)]
+    max_execution_time: Option<f64>,
 }
 
 pub(crate) async fn test_program(
@@ -83,7 +80,10 @@ async fn score(
         )
     })?;
     let (profile, response) = program_as_response(&request.program);
-    let per_test = time_limit("max_execution_time", Some(request.max_execution_time))?;
+    let per_test = time_limit(
+        "max_execution_time",
+        Some(request.max_execution_time.unwrap_or(1.0)),
+    )?;
     let job = Job {
         profile: Arc::new(profile),
         response,

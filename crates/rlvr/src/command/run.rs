@@ -153,18 +153,14 @@ pub(crate) fn sandbox_config(allow_degraded: bool) -> anyhow::Result<SandboxConf
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
-    if !(args.time_limit.is_finite() && args.time_limit > 0.0) {
-        return Err(
-            Failure::new(USAGE, "--time-limit must be a positive number of seconds").into(),
-        );
-    }
+    let time = rlvr_verify::time_limit_from_seconds("--time-limit", args.time_limit)
+        .map_err(|error| Failure::new(USAGE, error.to_string()))?;
     let source = fs_err::read_to_string(&args.source)
         .map_err(|error| Failure::new(USAGE, format!("cannot read the program: {error}")))?;
     if let Some(path) = &args.stdin {
         fs_err::metadata(path)
             .map_err(|error| Failure::new(USAGE, format!("cannot read stdin: {error}")))?;
     }
-    let time = Duration::from_secs_f64(args.time_limit);
     let request = RunRequest {
         program: match args.lang {
             Language::Python => Program::Python { source },
