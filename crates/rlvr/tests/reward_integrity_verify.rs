@@ -148,7 +148,7 @@ fn unsplit_forms_run_whole_and_are_counted() {
         "id": "loop",
         "response": "```python\ndef square(x):\n    return x * x\n```",
         "ground_truth": {"functional": [
-            "assert all(square(x) == x * x for x in range(4))",
+            "assert any(square(x) == x * x for x in range(4))",
             "assert square(5) == 25",
         ]},
     });
