@@ -20,7 +20,8 @@ import time
 
 RUNNER_DIRECTORY = os.path.join(os.path.dirname(__file__), "..", "crates", "rlvr-runner", "src", "runner")
 # The same order as RUNNER_SOURCE in crates/rlvr-runner/src/lib.rs.
-RUNNER_FILES = ("header.py", "protocol.py", "process.py", "harness.py", "test.py", "main.py")
+RUNNER_FILES = ("header.py", "protocol.py", "process.py", "harness.py", "codec.py", "sensor.py", "functional.py",
+                "isolation.py", "test.py", "main.py")
 
 
 def runner_source():

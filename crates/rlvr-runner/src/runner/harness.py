@@ -297,8 +297,7 @@ def batch_child(state, inputs, control_fd, result_fd, limits):
             resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
         fresh_standard_streams()
         reseed_random_generators()
-        sys.flags = fresh_flags()
-        os.environ.pop("PYTHONUNBUFFERED", None)
+        sys.flags = FRESH_FLAGS
         # The process-level streams are what the reference's child has: an empty stdin and an
         # output nobody reads; only what the harness captures is the answer.
         module = harness_module(state["harness"])

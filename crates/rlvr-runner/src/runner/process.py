@@ -89,6 +89,10 @@ FLAG_NAMES = ("debug inspect interactive optimize dont_write_bytecode no_user_si
               "verbose bytes_warning quiet hash_randomization isolated dev_mode utf8_mode "
               "warn_default_encoding safe_path int_max_str_digits gil thread_inherit_context "
               "context_aware_warnings").split()
+# Built once in the runner (every test child gets its own copy by forking), as is the environment
+# a fresh `python FILE` of the references has: unbuffered output off.
+FRESH_FLAGS = fresh_flags()
+os.environ.pop("PYTHONUNBUFFERED", None)
 
 
 def report_uncaught(error):
@@ -155,9 +159,7 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
             main.__dict__["__file__"] = filename
         sys.modules["__main__"] = main
         sys.argv = [filename]
-        sys.flags = fresh_flags()
-        # A fresh `python FILE` in the references' environment has unbuffered output off.
-        os.environ.pop("PYTHONUNBUFFERED", None)
+        sys.flags = FRESH_FLAGS
         if judge.get("sensor_fd"):
             install_sensor(judge["sensor_fd"], main.__dict__)
         gc.enable()
