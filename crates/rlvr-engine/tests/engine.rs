@@ -129,18 +129,34 @@ fn an_idle_worker_helps_run_a_big_job_and_the_result_is_the_same() {
             .with_binary_reward()
             .unwrap(),
     );
-    let results = score_all(
+    // The slow job alone first: the second worker then has nothing queued (with more jobs it
+    // may stay busy with them on a loaded machine) and must help with this one's stages.
+    // Up to three runs (docs/notes.md: now and then the idle worker finds nothing to help
+    // with); each must keep every verdict.
+    let mut slow = Vec::new();
+    let mut helped = 0;
+    for _ in 0..3 {
+        slow = score_all(
+            &engine,
+            vec![job(ProfileName::Judge, &fenced(slow_sum), truth.clone())],
+        );
+        assert_eq!(
+            (slow[0].score, slow[0].passed, slow[0].total),
+            (Some(1.0), count, count)
+        );
+        helped = engine
+            .statistics()
+            .helped_stages
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if helped > 0 {
+            break;
+        }
+    }
+    let mut results = score_all(
         &engine,
-        vec![
-            job(ProfileName::Judge, &fenced(slow_sum), truth.clone()),
-            job(ProfileName::Judge, &fenced(wrong_at_77), truth),
-            binary,
-        ],
+        vec![job(ProfileName::Judge, &fenced(wrong_at_77), truth), binary],
     );
-    assert_eq!(
-        (results[0].score, results[0].passed, results[0].total),
-        (Some(1.0), count, count)
-    );
+    results.insert(0, slow.into_iter().next().unwrap());
     let verdicts: Vec<_> = results[1]
         .tests
         .as_ref()
@@ -165,7 +181,8 @@ fn an_idle_worker_helps_run_a_big_job_and_the_result_is_the_same() {
             .statistics()
             .helped_stages
             .load(std::sync::atomic::Ordering::Relaxed)
-            > 0,
+            >= helped
+            && helped > 0,
         "the second worker had nothing queued and should have helped"
     );
     engine.shutdown();

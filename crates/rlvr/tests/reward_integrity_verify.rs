@@ -245,3 +245,29 @@ fn issue_12_second_round_hostile_answers_score_zero_and_honest_ones_pass() {
         assert_eq!(line["functional"]["unsplit"], 0, "{line}");
     }
 }
+
+/// Issue 12, third round (a second red-team pass, `tests/fixtures/integrity/round2.jsonl`,
+/// jobs named `*_wrong` and `*_honest`): test values mixed into an argument with a solution
+/// call, a call's result or a dict's keys; methods on a zero-argument call or a solution
+/// global; a test class attribute `__init__` only reads; a `Solution` that is not a class
+/// (which moved the test to the unsplit path); a padded f-string that made the referee's parse
+/// outlast its `open` (a null score). Each wrong answer is split and scores 0; each honest one
+/// passes.
+#[test]
+fn issue_12_third_round_hostile_answers_score_zero_and_honest_ones_pass() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/integrity/round2.jsonl");
+    let lines = results(&verify(&fixture, &["--details"]));
+    assert_eq!(lines.len(), 27, "{lines:?}");
+    for line in &lines {
+        let id = line["id"].as_str().unwrap();
+        assert_eq!(line["status"], "ok", "{line}");
+        assert_eq!(line["functional"]["unsplit"], 0, "{line}");
+        if id.ends_with("_wrong") {
+            assert_eq!(line["score"], 0.0, "a hostile answer scored: {line}");
+        } else {
+            assert!(id.ends_with("_honest"), "{id}");
+            assert_eq!(line["score"], 1.0, "an honest answer failed: {line}");
+        }
+    }
+}

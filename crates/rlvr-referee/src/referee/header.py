@@ -26,7 +26,10 @@ import gc
 import itertools
 import json
 import os
+import select
+import signal
 import struct
 import sys
+import time
 import types
 

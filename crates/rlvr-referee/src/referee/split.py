@@ -109,29 +109,85 @@ class Trust:
         self.helper_classes = {name: namespace[name] for name in self.helpers if isinstance(namespace.get(name), type)}
 
 
-# The largest solution the referee parses: `ast` costs up to ~0.9 KB of memory per source byte,
-# so a padded response could otherwise exhaust the referee's memory and void its own score.
-SOLUTION_MAX_BYTES = 512 * 1024
+# What the referee's parse of a solution may take. `ast` costs up to ~0.9 KB of memory per byte of
+# dense code (nothing for comments), and CPython 3.11 parses a long f-string in quadratic time:
+# a padded response could otherwise exhaust the referee or outlast its `open` and void its own
+# score. The parse runs in a forked process bounded in both.
+SOLUTION_PARSE_MEMORY = 256 << 20
+SOLUTION_PARSE_SECONDS = 5.0
+
+
+def solution_bindings(source):
+    """`(names, stars, refusal)` of a solution's module scope, parsed in a forked process with
+    SOLUTION_PARSE_MEMORY more address space and SOLUTION_PARSE_SECONDS of wall time. `names`
+    is None when the source does not parse or the parse went past a bound (then `refusal`
+    says which)."""
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            os.close(read_end)
+            import resource
+
+            with open("/proc/self/statm") as handle:
+                used = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            bound = used + SOLUTION_PARSE_MEMORY
+            resource.setrlimit(resource.RLIMIT_AS, (bound if hard == resource.RLIM_INFINITY else min(bound, hard),
+                                                    hard))
+            try:
+                names, stars = module_bindings(ast.parse(source).body)
+                answer = {"names": sorted(names), "stars": sorted(stars)}
+            except MemoryError:
+                answer = {"refusal": f"the solution's syntax tree needs more than {SOLUTION_PARSE_MEMORY >> 20} MiB,"
+                                     " the most the referee gives it"}
+            except (SyntaxError, ValueError, RecursionError, OverflowError):
+                answer = {"names": None}
+            data = json.dumps(answer).encode()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(write_end, view):]
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    chunks = []
+    deadline = time.monotonic() + SOLUTION_PARSE_SECONDS
+    poller = select.poll()
+    poller.register(read_end, select.POLLIN)
+    finished = False
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not poller.poll(remaining * 1000):
+            break
+        chunk = os.read(read_end, 1 << 16)
+        if not chunk:
+            finished = True
+            break
+        chunks.append(chunk)
+    os.close(read_end)
+    if not finished:
+        os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+    if not finished:
+        return None, set(), (f"the referee could not parse the solution within {SOLUTION_PARSE_SECONDS:g} s")
+    try:
+        answer = json.loads(b"".join(chunks))
+    except ValueError:
+        return None, set(), "the referee's parse of the solution failed"
+    if "refusal" in answer:
+        return None, set(), answer["refusal"]
+    if answer.get("names") is None:
+        return None, set(), None
+    return set(answer["names"]), set(answer["stars"]), None
 
 
 class SolutionNames:
-    """The names a solution binds statically, and the classes it defines (`names` is `None`
-    when its source does not parse or is larger than SOLUTION_MAX_BYTES: then it binds none we
-    can vouch for, every test fails here, and `refusal` says why)."""
+    """The names a solution binds statically (`names` is `None` when its source does not parse
+    or its parse went past the referee's bounds: then it binds none we can vouch for, every
+    split test fails, and for the latter `refusal` says why)."""
 
     def __init__(self, source, trust):
-        self.classes, self.refusal = set(), None
-        if len(source) > SOLUTION_MAX_BYTES:
-            names, stars = None, set()
-            self.refusal = (f"the solution is longer than {SOLUTION_MAX_BYTES // 1024} KiB, the most the referee"
-                            " reads for split tests")
-        else:
-            try:
-                tree = ast.parse(source)
-                names, stars = module_bindings(tree.body)
-                self.classes = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
-            except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-                names, stars = None, set()
+        names, stars, self.refusal = solution_bindings(source)
         if names is not None:
             for name, (module, _) in trust.imported.items():
                 if module in stars:
@@ -199,23 +255,30 @@ def root_name(node):
             return None
 
 
-def callable_root(function, solution_classes):
-    """The name a called function hangs from, following attributes and subscripts (`f`, `m` in
-    `m.f`, `table` in `table[0]`) and, for LeetCode's `Solution().method`, an instance the
-    solution's own class builds with no arguments. `None` for anything else: a method called on
-    a value a call returned (`greet(x).startswith(y)`) is the test's, and runs in the referee on
-    the plain data of that value."""
+def class_like(name):
+    """`Solution`, `Codec`: a CapWords name, by Python's naming convention a class (never
+    `GREETING` or `get_greeting`). Decided on the test's text alone."""
+    return name[:1].isupper() and any(character.islower() for character in name)
+
+
+def callable_root(function):
+    """The solution name a called function hangs from when the whole call is the solution's:
+    `f` in `f(x)`; for a method, only on a class-like name (`Solution.g(x)`) or on an instance
+    a class-like name builds with no arguments (LeetCode's `Solution().g(x)`). `None` for
+    anything else: a method called on a value (`greet(x).startswith(y)`, `GREETING.lower()`,
+    `get_list().count(3)`) is the test's, and runs in the referee on that value's plain data.
+    Decided on the test's text alone, never on what the response defines."""
     node = function
-    while True:
-        if isinstance(node, ast.Name):
-            return node.id
-        if isinstance(node, (ast.Attribute, ast.Subscript)):
-            node = node.value
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in solution_classes
-              and not node.args and not node.keywords):
-            return node.func.id
-        else:
-            return None
+    if isinstance(node, ast.Name):
+        return node.id
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id if class_like(node.id) else None
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and class_like(node.func.id)
+            and not node.args and not node.keywords):
+        return node.func.id
+    return None
 
 
 class Classifier:
@@ -280,6 +343,45 @@ class Probe:
         self.inputs = []
 
 
+class RenameNames(ast.NodeTransformer):
+    def __init__(self, renamed):
+        self.renamed = renamed
+
+    def visit_Name(self, node):
+        if node.id in self.renamed:
+            return ast.copy_location(ast.Name(id=self.renamed[node.id], ctx=node.ctx), node)
+        return node
+
+
+class ArgumentDetacher(ast.NodeTransformer):
+    """See ProbeCutter.detach: slots in place of the largest parts of an argument that read
+    only the test's values, scopes respected (a comprehension's or a lambda's own names)."""
+
+    def __init__(self, cutter, arguments):
+        self.cutter, self.arguments = cutter, arguments
+        self.local = frozenset()
+
+    def visit(self, node):
+        cutter, local = self.cutter, self.local
+        if isinstance(node, ast.Starred):
+            if isinstance(node.value, ast.Name) and cutter.reads_test(node.value):
+                node.value = cutter.slot(self.arguments, node.value, as_list=True)
+                return node
+            node.value = self.visit(node.value)
+            return node
+        if (isinstance(node, ast.expr) and not isinstance(node, ast.Name) and not free_names(node) & local
+                and not cutter.classifier.mentions_solution(node, local) and cutter.reads_test(node)):
+            return cutter.slot(self.arguments, node)
+        if isinstance(node, SPLIT_COMPREHENSIONS):
+            self.local = local | stored_names([generator.target for generator in node.generators])
+        elif isinstance(node, ast.Lambda):
+            self.local = local | parameters(node.args)
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.local = local
+
+
 class ProbeCutter(ast.NodeTransformer):
     """Replaces each probe of an expression by `__rlvr_probe__(index)`."""
 
@@ -295,7 +397,7 @@ class ProbeCutter(ast.NodeTransformer):
             # its value comes back as data (a function as an opaque stand-in).
             return "call"
         if isinstance(node, ast.Call):
-            name = callable_root(node.func, classifier.solution.classes)
+            name = callable_root(node.func)
             if name is not None and classifier.is_solution(name):
                 return "call"
             # `map(f, data)`: the solution's function applied to the test's values; its results
@@ -353,38 +455,26 @@ class ProbeCutter(ast.NodeTransformer):
         return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), expression)
 
     def detach(self, node, arguments):
-        """Replaces each argument of the solution's calls inside `node` that reads the test's
-        values by a slot, so that only the argument's value reaches the child, never the test's
-        variable it came from (`case['input']` must not bring `case['expected']` along). A
-        bare name is sent as it is (the argument is the whole value, and a solution working in
-        place is seen through it)."""
-        classifier = self.classifier
+        """Replaces each part of a solution call's arguments that reads the test's values by a
+        slot, so that only values reach the child, never the test variable they come from
+        (`case['input']` must not bring `case['expected']` along): every largest part that
+        reads the test's names and neither the solution's nor a name a call bound in the child
+        (`c['b']` in `acc + c['b']`, `case['items']` in `[g(v) for v in case['items']]`) is
+        evaluated in the referee. A bare name is sent as it is (it is the whole argument, and a
+        solution working in place is seen through it), except where only its items are the
+        arguments (`f(*d)`, `map(f, d)`)."""
         if isinstance(node, SPLIT_COMPREHENSIONS):
             return self.detach_comprehension(node, arguments)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "map":
-            # `map(f, data)`: the iterables are the test's; their items are the arguments.
-            node.args[1:] = [argument if isinstance(argument, ast.Name) or not self.reads_test(argument)
-                             else self.slot(arguments, argument, as_list=True) for argument in node.args[1:]]
+            node.args[1:] = [self.slot(arguments, argument, as_list=True)
+                             if self.reads_test(argument) and not self.classifier.mentions_solution(argument)
+                             else ArgumentDetacher(self, arguments).visit(argument) for argument in node.args[1:]]
             return node
-        for inner in ast.walk(node):
-            if not isinstance(inner, ast.Call):
-                continue
-            name = callable_root(inner.func, classifier.solution.classes)
-            if name is None or not classifier.is_solution(name):
-                continue
-            if self.reads_test(inner.func):
-                raise Unsplittable("a solution call is chosen by the test's values")
-
-            def detached(expression):
-                if (isinstance(expression, ast.Name) or classifier.mentions_solution(expression)
-                        or not self.reads_test(expression)):
-                    return expression
-                return self.slot(arguments, expression)
-
-            inner.args = [ast.Starred(value=detached(argument.value), ctx=ast.Load())
-                          if isinstance(argument, ast.Starred) else detached(argument) for argument in inner.args]
-            for keyword in inner.keywords:
-                keyword.value = detached(keyword.value)
+        if isinstance(node, ast.Call):
+            detacher = ArgumentDetacher(self, arguments)
+            node.args = [detacher.visit(argument) for argument in node.args]
+            for keyword in node.keywords:
+                keyword.value = detacher.visit(keyword.value)
         return node
 
     def detach_comprehension(self, node, arguments):
@@ -392,9 +482,15 @@ class ProbeCutter(ast.NodeTransformer):
         call's arguments; the child runs `[f(*a, **k) for a, k in slot]`."""
         classifier = self.classifier
         if not self.reads_test(node):
+            if free_names(node) & (classifier.test_names - self.split.child_bound):
+                # `[g(base, x) for x, _ in cases]` with `base = f(1)`: the loop cannot run here.
+                raise Unsplittable("a comprehension over both the test's values and a call's result")
             return node
-        element = node.value if isinstance(node, ast.DictComp) else node.elt
-        key = node.key if isinstance(node, ast.DictComp) else None
+        if isinstance(node, ast.DictComp):
+            # Its keys would reach the child with the arguments (`{y: f(x) for x, y in cases}`).
+            raise Unsplittable("a dict comprehension over the test's values")
+        element = node.elt
+        key = None
         local = frozenset(stored_names([generator.target for generator in node.generators]))
         if (not isinstance(element, ast.Call) or (key is not None and classifier.mentions_solution(key, local))
                 or any(classifier.mentions_solution(part, local) for part in
@@ -514,6 +610,17 @@ class SplitTest:
                 raise Unsplittable("the test computes inputs from the solution's results")
             elif statement.kind == "loop" and statement.reads & (self.replay_bound | self.child_bound):
                 raise Unsplittable("a loop over the solution's results")
+        sent_whole = self.sent_whole()
+        for statement in self.walk():
+            if statement.kind == "plain" and not isinstance(statement.node, ast.Assert) and statement.reads & sent_whole:
+                # `nums.append(10)` between two calls runs only when judging: the child would
+                # keep the input it was sent before.
+                raise Unsplittable("the test changes a solution call's input between calls")
+
+    def sent_whole(self):
+        """The test's names sent to the child as they are (bare-name inputs)."""
+        return {name for statement in self.walk() if statement.kind == "probe"
+                for probe in statement.probes for name in probe.inputs}
 
     def walk(self):
         for statement in self.tail:
@@ -541,8 +648,11 @@ class SplitTest:
             # `assert all(f(x) == y for x, y in cases)` passes exactly when every
             # `assert f(x) == y` of the loop does: judged as that loop.
             generator = node.test.args[0].generators[0]
-            loop = ast.For(target=generator.target, iter=generator.iter,
-                           body=[ast.Assert(test=node.test.args[0].elt, msg=node.msg)], orelse=[])
+            # The generator's names are its own (a later statement's `x` is not the last item).
+            renamed = {name: f"__rlvr_all_{name}__" for name in stored_names([generator.target])}
+            target, element = (RenameNames(renamed).visit(part) for part in (generator.target, node.test.args[0].elt))
+            loop = ast.For(target=target, iter=generator.iter, body=[ast.Assert(test=element, msg=node.msg)],
+                           orelse=[])
             return self.statement(ast.fix_missing_locations(ast.copy_location(loop, node)), in_loop)
         if isinstance(node, SPLIT_STATEMENTS):
             if isinstance(node, ast.Assign) and any(classifier.mentions_solution(target) for target in node.targets):

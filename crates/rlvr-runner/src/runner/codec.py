@@ -161,8 +161,12 @@ class Malformed(Exception):
 
 
 def instance_attribute_names(cls):
-    """Names a class's own `__init__` methods (through its bases) assign on instances: the only
-    class attributes an instance's state may shadow (a dataclass field with a default)."""
+    """Names a class's own `__init__` methods (through its bases) store on instances
+    (`self.x = ...`, or a name given as a string, as dataclasses' frozen `__init__` does): the
+    only class attributes an instance's state may shadow (a field with a class-level default).
+    A name `__init__` only reads (`round(amount, self.PLACES)`) is not one."""
+    import dis
+
     names = set()
     for base in cls.__mro__:
         function = vars(base).get("__init__")
@@ -170,11 +174,13 @@ def instance_attribute_names(cls):
         stack = [code] if isinstance(code, types.CodeType) else []
         while stack:
             code = stack.pop()
-            names.update(code.co_names)
+            for instruction in dis.get_instructions(code):
+                if instruction.opname == "STORE_ATTR":
+                    names.add(instruction.argval)
             for constant in code.co_consts:
                 if isinstance(constant, types.CodeType):
                     stack.append(constant)
-                elif type(constant) is str:
+                elif type(constant) is str and constant.isidentifier():
                     names.add(constant)
     return names
 
