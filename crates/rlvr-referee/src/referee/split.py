@@ -372,6 +372,13 @@ class ArgumentDetacher(ast.NodeTransformer):
         if (isinstance(node, ast.expr) and not isinstance(node, ast.Name) and not free_names(node) & local
                 and not cutter.classifier.mentions_solution(node, local) and cutter.reads_test(node)):
             return cutter.slot(self.arguments, node)
+        if isinstance(node, ast.Call):
+            # A function is not a value to send (`copy.deepcopy(result)`: the child calls the
+            # module's function itself); its arguments are.
+            node.args = [self.visit(argument) for argument in node.args]
+            for keyword in node.keywords:
+                keyword.value = self.visit(keyword.value)
+            return node
         if isinstance(node, SPLIT_COMPREHENSIONS):
             self.local = local | stored_names([generator.target for generator in node.generators])
         elif isinstance(node, ast.Lambda):
