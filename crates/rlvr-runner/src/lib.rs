@@ -14,7 +14,7 @@ pub use client::{Runner, RunnerError};
 pub use protocol::{Harness, JudgeOptions, LoadReport, Outcome, TestLimits, TestReport};
 
 /// The Python side of the protocol, one file per concern under `runner/`, joined in this order
-/// into one program. Start it as `python -I -S -c RUNNER_SOURCE`.
+/// into one program. Start it with [`interpreter_arguments`].
 pub const RUNNER_SOURCE: &str = concat!(
     include_str!("runner/header.py"),
     include_str!("runner/protocol.py"),
@@ -35,7 +35,13 @@ pub const FRAMING_SOURCE: &str = include_str!("runner/protocol.py");
 /// test child and the referee, which includes it too so both sides speak one format.
 pub const CODEC_SOURCE: &str = include_str!("runner/codec.py");
 
-/// Arguments for the interpreter that make it a runner: isolated mode, no `site`.
-pub fn interpreter_arguments() -> [&'static str; 4] {
-    ["-I", "-S", "-c", RUNNER_SOURCE]
+/// The program the interpreter is started with (`runner/bootstrap.py`): it compiles
+/// RUNNER_SOURCE, its first argument, in a short-lived child and runs the result, so that the
+/// compiler's peak memory is not in the runner that every test child is forked from.
+pub const BOOTSTRAP_SOURCE: &str = include_str!("runner/bootstrap.py");
+
+/// Arguments for the interpreter that make it a runner: isolated mode, no `site`, the bootstrap
+/// program and the runner's source.
+pub fn interpreter_arguments() -> [&'static str; 5] {
+    ["-I", "-S", "-c", BOOTSTRAP_SOURCE, RUNNER_SOURCE]
 }
