@@ -22,13 +22,7 @@ const LIMITS: TestLimits = TestLimits {
 
 fn start(sandbox: &Sandbox, supervisor: bool) -> Result<(SandboxedProcess, Runner), String> {
     let mut request = SpawnRequest::new(Program::Command {
-        argv: std::iter::once("python".to_owned())
-            .chain(
-                rlvr_runner::interpreter_arguments()
-                    .iter()
-                    .map(|argument| (*argument).to_owned()),
-            )
-            .collect(),
+        argv: rlvr_runner::runner_command(),
     });
     request.limits.memory_bytes = rlvr_engine::runner_memory_bytes(1 << 30);
     request.limits.cpu = Duration::from_secs(3600);

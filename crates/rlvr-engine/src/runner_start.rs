@@ -41,13 +41,7 @@ pub fn start_runner(
     wall: Duration,
 ) -> Result<RunnerProcess, String> {
     let mut request = SpawnRequest::new(Program::Command {
-        argv: std::iter::once("python".to_owned())
-            .chain(
-                rlvr_runner::interpreter_arguments()
-                    .iter()
-                    .map(|argument| (*argument).to_owned()),
-            )
-            .collect(),
+        argv: rlvr_runner::runner_command(),
     });
     request.limits.memory_bytes = runner_memory_bytes(test_memory_bytes);
     request.limits.cpu = RUNNER_CPU;

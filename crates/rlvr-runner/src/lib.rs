@@ -45,3 +45,12 @@ pub const BOOTSTRAP_SOURCE: &str = include_str!("runner/bootstrap.py");
 pub fn interpreter_arguments() -> [&'static str; 5] {
     ["-I", "-S", "-c", BOOTSTRAP_SOURCE, RUNNER_SOURCE]
 }
+
+/// The runner's command line for the sandbox: `python` (the sandbox's interpreter) and
+/// [`interpreter_arguments`].
+pub fn runner_command() -> Vec<String> {
+    std::iter::once("python")
+        .chain(interpreter_arguments())
+        .map(str::to_owned)
+        .collect()
+}

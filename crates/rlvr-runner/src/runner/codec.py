@@ -193,6 +193,7 @@ def decode_values(table, encoded, classes):
         raise Malformed("the table and the values must be lists")
     built = [None] * len(table)
     done = [False] * len(table)
+    settable_by_class = {}
     mutable = {"list": list, "dict": dict, "set": set, "bytearray": bytearray, "Counter": collections.Counter,
                "OrderedDict": collections.OrderedDict}
 
@@ -338,12 +339,15 @@ def decode_values(table, encoded, classes):
                 attributes = item[2]
                 if type(attributes) is not list or len(attributes) % 2:
                     raise Malformed("object attributes must be a flat list of even length")
-                settable = instance_attribute_names(type(target))
+                cls = type(target)
+                settable = settable_by_class.get(cls)
+                if settable is None:
+                    settable = settable_by_class[cls] = instance_attribute_names(cls)
                 for position in range(0, len(attributes), 2):
                     name = attributes[position]
                     if type(name) is not str or not name.isidentifier() or name.startswith("__"):
                         raise Malformed(f"attribute name {name!r}")
-                    if name not in settable and any(name in vars(base) for base in type(target).__mro__):
+                    if name not in settable and any(name in vars(base) for base in cls.__mro__):
                         # `EPS = 1e300` on an instance would steer the class's own `__eq__`.
                         raise Malformed(f"attribute {name!r} would shadow its class's own")
                     object.__getattribute__(target, "__dict__")[name] = value_of(attributes[position + 1])

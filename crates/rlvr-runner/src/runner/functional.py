@@ -76,9 +76,7 @@ def run_probes(spec_text, namespace, results_fd):
             except Unencodable:
                 snapshots.append(None)
     data = json.dumps({"table": table, "results": results, "snapshots": snapshots}, separators=(",", ":")).encode()
-    view = memoryview(data)
-    while view:
-        view = view[os.write(results_fd, view):]
+    write_all(results_fd, data)
 
 
 PROBE_MAX_ITEMS = 1_000_000

@@ -273,12 +273,6 @@ BATCH_FRAME = struct.Struct("<IiII")  # index, status (0 ok, 1 exception), stdou
 BATCH_STOP = 0xFFFFFFFF
 
 
-def write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
 def batch_child(state, inputs, control_fd, result_fd, limits):
     """In the forked child: load the harness program once, then run tests on request."""
     status = 1
@@ -348,19 +342,11 @@ def batch_start(state, header, inputs):
     result_read, result_write = os.pipe()
     limits = {"memory_bytes": header.get("memory_bytes", 0), "cpu_s": header.get("cpu_s", 0)}
     # The batch child runs untrusted code: the same isolation as a test child (runner/isolation.py).
-    isolation = state["isolation"]
-    enter_fresh_pid_namespace(isolation)
-    try:
-        child = os.fork()
-    except BaseException:
-        leave_fresh_pid_namespace(isolation)
-        raise
+    child = fork_isolated(state["isolation"])
     if child == 0:
-        become_solution(isolation)
         os.close(control_write)
         os.close(result_read)
         batch_child(state, inputs, control_read, result_write, limits)
-    leave_fresh_pid_namespace(isolation)
     os.close(control_read)
     os.close(result_write)
     state["batch"] = {

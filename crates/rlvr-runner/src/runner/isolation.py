@@ -139,6 +139,22 @@ def ctypes_errno():
     return ctypes.get_errno()
 
 
+def fork_isolated(isolation):
+    """`os.fork()` for a child that runs untrusted code (a test child, a batch child): init of a
+    fresh PID namespace, isolated by `become_solution` before it returns 0 in the child."""
+    enter_fresh_pid_namespace(isolation)
+    try:
+        child = os.fork()
+    except BaseException:
+        leave_fresh_pid_namespace(isolation)
+        raise
+    if child == 0:
+        become_solution(isolation)
+        return 0
+    leave_fresh_pid_namespace(isolation)
+    return child
+
+
 def become_solution(isolation):
     """In the test child, before any untrusted code: a session of its own (no signal to the
     runner's process group, its own autogroup), then, where the runner holds capabilities, the

@@ -23,11 +23,13 @@ def read_frame():
     return json.loads(read_exact(REQUEST_FD, length))
 
 
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def write_frame(header, *payloads):
     data = json.dumps(header, separators=(",", ":")).encode()
-    message = struct.pack("<I", len(data)) + data + b"".join(payloads)
-    view = memoryview(message)
-    while view:
-        written = os.write(RESPONSE_FD, view)
-        view = view[written:]
+    write_all(RESPONSE_FD, struct.pack("<I", len(data)) + data + b"".join(payloads))
 

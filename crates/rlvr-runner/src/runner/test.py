@@ -3,9 +3,7 @@
 def memory_file(name, content=b""):
     fd = os.memfd_create(name, 0)
     if content:
-        view = memoryview(content)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, content)
         os.lseek(fd, 0, os.SEEK_SET)
     return fd
 
@@ -13,12 +11,7 @@ def memory_file(name, content=b""):
 def test_files(stdin):
     """Fresh memory files behind a test's fds 0, 1 and 2: nothing a test does to them (seals,
     flags, extended attributes, size) reaches the next test. Closed by `close_test_files`."""
-    files = (memory_file("stdin"), memory_file("stdout"), memory_file("stderr"))
-    view = memoryview(stdin)
-    while view:
-        view = view[os.write(files[0], view) :]
-    os.lseek(files[0], 0, os.SEEK_SET)
-    return files
+    return (memory_file("stdin", stdin), memory_file("stdout"), memory_file("stderr"))
 
 
 def close_test_files(files):
@@ -117,19 +110,12 @@ def run_test(state, header, stdin, extra_source):
 
 def run_forked(state, header, stdin, extra, files, judge):
     stdin_fd, stdout_fd, stderr_fd = files
-    isolation = state["isolation"]
     marker_read, marker_write = os.pipe()
     marker = os.urandom(16)
     output_cap = header["output_bytes"]
     started = time.monotonic()
-    enter_fresh_pid_namespace(isolation)
-    try:
-        child = os.fork()
-    except BaseException:
-        leave_fresh_pid_namespace(isolation)
-        raise
+    child = fork_isolated(state["isolation"])
     if child == 0:
-        become_solution(isolation)
         os.close(marker_read)
         harness = state["harness"]
         stdin_text = stdin.decode("utf-8", "surrogateescape") if harness is not None else ""
@@ -137,7 +123,6 @@ def run_forked(state, header, stdin, extra, files, judge):
             stdin_fd = memory_file("stdin")
         run_child(state["units"], extra, state["filename"], (stdin_fd, stdout_fd, stderr_fd), marker_write, marker, header,
                   harness, stdin_text, judge)
-    leave_fresh_pid_namespace(isolation)
     os.close(marker_write)
     pidfd = os.pidfd_open(child)
     poller = select.poll()
