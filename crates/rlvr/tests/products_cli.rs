@@ -344,3 +344,50 @@ fn audit_and_card_report_on_a_synthetic_file() {
         );
     }
 }
+
+/// Issue 13: `export` exited 1 ("label differs from metadata.ground_truth") on a file that
+/// validate and stats accept, when only the key order of `label` differs. One equality function
+/// serves all three now.
+#[test]
+fn issue_13_export_accepts_labels_that_differ_only_in_key_order() {
+    let directory = tempfile::tempdir().unwrap();
+    let source = synth(directory.path(), "30");
+    let reorder = "import json, sys\n\
+        for line in open(sys.argv[1]):\n\
+        \x20   record = json.loads(line)\n\
+        \x20   record['label'] = dict(reversed(list(record['label'].items())))\n\
+        \x20   print(json.dumps(record))\n";
+    let reordered = Command::new(std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".into()))
+        .args(["-c", reorder])
+        .arg(&source)
+        .output()
+        .unwrap();
+    assert!(
+        reordered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reordered.stderr)
+    );
+    let original = String::from_utf8(read(&source)).unwrap();
+    let changed = String::from_utf8(reordered.stdout).unwrap();
+    assert_ne!(original, changed, "the label keys were reordered");
+    fs_err::write(directory.path().join("reordered.jsonl"), &changed).unwrap();
+    for command in [
+        &["validate", "reordered.jsonl"][..],
+        &["stats", "reordered.jsonl", "--no-hash"],
+    ] {
+        let output = rlvr(command, directory.path());
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{command:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let output = rlvr(
+        &["export", "parquet", "reordered.jsonl", "out"],
+        directory.path(),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("label differs"), "{stderr}");
+}
