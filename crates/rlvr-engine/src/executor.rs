@@ -732,11 +732,6 @@ impl Session {
                     .as_bytes()
             })
             .collect();
-        let largest_expected = stage
-            .programs
-            .iter()
-            .filter_map(|&index| plan.programs[index].expected.as_ref().map(String::len))
-            .max();
         let limits = TestLimits {
             wall_ms: 0,
             cpu_seconds: stage
@@ -744,7 +739,7 @@ impl Session {
                 .as_secs()
                 .saturating_add(1)
                 .min(RUNNER_CPU.as_secs() - 1),
-            output_bytes: bounded(plan.limits.output_cap(largest_expected)),
+            output_bytes: bounded(plan.output_cap(stage, first)),
             address_space_bytes: bounded(plan.limits.memory_bytes),
         };
         let batch_failure = |error| SessionFailure {

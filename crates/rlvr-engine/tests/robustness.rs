@@ -371,6 +371,10 @@ fn issue_13_a_large_correct_output_is_not_cut_by_the_output_cap() {
     );
     assert_eq!(results[0].score, Some(1.0), "{:?}", results[0]);
     assert_eq!(verdicts(&results[1]), [Verdict::OutputLimit]);
+    // The verdict says which cap it ran into: twice the expected output, above 16 MiB.
+    let tests = results[1].tests.as_ref().expect("details");
+    assert_eq!(tests[0].output_cap_bytes, Some(2 * (size as u64 + 1)));
+    assert_eq!(results[0].tests.as_ref().unwrap()[0].output_cap_bytes, None);
     engine.shutdown();
 }
 

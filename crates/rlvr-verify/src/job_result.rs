@@ -42,6 +42,10 @@ pub struct TestReport {
     /// What the solution tried in this test (omitted when nothing).
     #[serde(skip_serializing_if = "Tampering::is_empty")]
     pub tampering: Tampering,
+    /// An `output_limit` verdict: the cap the output ran into, in bytes (the profile's cap or
+    /// twice the expected output, whichever is larger).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_cap_bytes: Option<u64>,
 }
 
 /// How many of a judge job's functional tests the referee split (the rest ran whole next to
@@ -234,19 +238,24 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
         .get(scored_stage)
         .map_or(&[][..], |stage| stage.programs.as_slice());
     let runs = run.stages.get(scored_stage).map_or(&[][..], Vec::as_slice);
+    let stage = plan.stages.get(scored_stage);
     let tests: Vec<TestReport> = program_indices
         .iter()
         .enumerate()
         .map(|(position, &program)| {
             let test = runs.get(position);
+            let verdict = test.map_or(Verdict::Skipped, |test| test.verdict);
             TestReport {
                 index: plan.programs[program].test_index,
-                verdict: test.map_or(Verdict::Skipped, |test| test.verdict),
+                verdict,
                 wall_ms: test
                     .and_then(|test| test.wall_time)
                     .map(|time| u64::try_from(time.as_millis()).unwrap_or(u64::MAX)),
                 split: test.and_then(|test| test.split),
                 tampering: test.map_or_else(Tampering::default, |test| test.tampering),
+                output_cap_bytes: stage
+                    .filter(|_| verdict == Verdict::OutputLimit)
+                    .map(|stage| plan.output_cap(stage, program)),
             }
         })
         .collect();

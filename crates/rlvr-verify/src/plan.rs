@@ -125,6 +125,23 @@ pub struct ExecutionPlan {
 const CODE_R1_COMMAND_LINE_LIMIT: usize = 1024 * 3;
 
 impl ExecutionPlan {
+    /// The stdout cap of a test of `stage` (issue 13): the profile's cap or twice the expected
+    /// output, whichever is larger; a stage run in one process shares the cap of its largest
+    /// expected output.
+    pub fn output_cap(&self, stage: &Stage, program: usize) -> u64 {
+        let expected = |index: usize| self.programs[index].expected.as_ref().map(String::len);
+        let bytes = if stage.shared_process {
+            stage
+                .programs
+                .iter()
+                .filter_map(|&index| expected(index))
+                .max()
+        } else {
+            expected(program)
+        };
+        self.limits.output_cap(bytes)
+    }
+
     /// The name the reference runs `program` under, which the runner reproduces: `"-c"` for
     /// `python -c CODE` (Code-R1 below 3 KiB of source: no `__file__`, `sys.argv == ["-c"]`,
     /// no flush before an uncaught exception is handled), else a script file name.
