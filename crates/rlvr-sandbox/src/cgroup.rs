@@ -744,6 +744,70 @@ impl Drop for Cgroups {
 mod tests {
     use super::*;
 
+    /// Issue 15: a delegated cgroup v2 subtree (a systemd user scope with `Delegate=yes`, a
+    /// container's own cgroup) is found from our own cgroup's path and used: the sandbox's
+    /// parent cgroup is created under it with the memory and pids controllers enabled. This host
+    /// has no cgroup2 controllers, so the hierarchy is a directory that looks like one.
+    #[test]
+    fn issue_15_a_delegated_cgroup_v2_subtree_is_detected_and_used() {
+        let root = tempfile::tempdir().unwrap();
+        let own = root.path().join("user.slice/user-1000.slice/rlvr.scope");
+        std::fs::create_dir_all(&own).unwrap();
+        std::fs::write(own.join("cgroup.controllers"), "cpu memory pids\n").unwrap();
+        std::fs::write(own.join("cgroup.subtree_control"), "").unwrap();
+        // cgroupfs gives a new cgroup its control files; a plain directory needs them made.
+        let expected_parent = own.join(sandbox_directory_name(7));
+        std::fs::create_dir(&expected_parent).unwrap();
+        std::fs::write(expected_parent.join("cgroup.subtree_control"), "").unwrap();
+        let mounts = [CgroupMount {
+            root: "/".to_owned(),
+            mount_point: root.path().to_path_buf(),
+            unified: true,
+            controllers: Vec::new(),
+        }];
+        let membership = [(
+            vec![String::new()],
+            "/user.slice/user-1000.slice/rlvr.scope".to_owned(),
+        )];
+        let parent = probe_v2(&mounts, &membership, 7).expect("the delegated subtree is used");
+        assert_eq!(parent, expected_parent);
+        assert_eq!(
+            std::fs::read_to_string(own.join("cgroup.subtree_control")).unwrap(),
+            "+memory +pids"
+        );
+        assert_eq!(
+            std::fs::read_to_string(parent.join("cgroup.subtree_control")).unwrap(),
+            "+memory +pids"
+        );
+    }
+
+    /// Issue 15: without the memory and pids controllers, neither in our own cgroup nor at the
+    /// mount's root, the probe says so (and the sandbox falls back to rlimits).
+    #[test]
+    fn issue_15_a_cgroup_v2_mount_without_controllers_is_refused_with_the_reason() {
+        let root = tempfile::tempdir().unwrap();
+        let own = root.path().join("session.scope");
+        std::fs::create_dir_all(&own).unwrap();
+        std::fs::write(own.join("cgroup.controllers"), "cpu io\n").unwrap();
+        std::fs::write(root.path().join("cgroup.controllers"), "").unwrap();
+        let mounts = [CgroupMount {
+            root: "/".to_owned(),
+            mount_point: root.path().to_path_buf(),
+            unified: true,
+            controllers: Vec::new(),
+        }];
+        let membership = [(vec![String::new()], "/session.scope".to_owned())];
+        let reason = probe_v2(&mounts, &membership, 8).unwrap_err();
+        assert!(
+            reason.contains("does not offer the memory and pids controllers"),
+            "{reason}"
+        );
+        assert!(
+            std::fs::read_dir(&own).unwrap().count() == 1,
+            "nothing created"
+        );
+    }
+
     #[test]
     fn issue_15_only_our_own_directories_are_swept() {
         assert_eq!(directory_owner("rlvr-sandbox-123-0"), Some("123"));

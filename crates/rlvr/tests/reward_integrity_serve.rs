@@ -10,6 +10,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::{Caller, Mode, assert_no_survivors};
+
+mod support;
+
+const SERVE: [&str; 5] = ["serve", "--addr", "127.0.0.1:0", "--workers", "2"];
 
 /// A running `rlvr serve`, killed when dropped.
 struct Served {
@@ -19,9 +24,18 @@ struct Served {
 
 impl Served {
     fn start() -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rlvr"))
-            .args(["serve", "--addr", "127.0.0.1:0", "--workers", "2"])
-            .env("RLVR_SANDBOX_UID", "61240")
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rlvr"));
+        command.args(SERVE).env("RLVR_SANDBOX_UID", "61240");
+        Self::start_with(command)
+    }
+
+    /// The server as an unprivileged caller (issue 15: the user-namespace sandbox).
+    fn start_as(caller: &Caller) -> Self {
+        Self::start_with(caller.rlvr(&SERVE))
+    }
+
+    fn start_with(mut command: Command) -> Self {
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -143,7 +157,23 @@ fn metric(served: &Served, series: &str) -> f64 {
 /// hostile answer scored 1.0 before; now 0, with its tampering in the response and `/metrics`.
 #[test]
 fn issue_12_hostile_answers_score_zero_through_the_server() {
-    let served = Served::start();
+    hostile_answers_score_zero(&Served::start());
+}
+
+/// Issue 15: the same through a server an unprivileged user runs (user-namespace sandbox, one
+/// uid), which leaves no process of its sandboxes behind.
+#[test]
+fn issue_15_hostile_answers_score_zero_through_an_unprivileged_server() {
+    let Some(caller) = Caller::new(Mode::UserNamespace, 62103) else {
+        return;
+    };
+    let served = Served::start_as(&caller);
+    hostile_answers_score_zero(&served);
+    drop(served);
+    assert_no_survivors(&caller.sandbox_uids());
+}
+
+fn hostile_answers_score_zero(served: &Served) {
     let hostile = jobs("hostile");
     let answer = served.post(
         "/v1/verify",
@@ -192,14 +222,9 @@ fn issue_12_hostile_answers_score_zero_through_the_server() {
     );
     assert_eq!(frames["tampering"]["frame_introspection"], 1, "{frames}");
 
-    assert!(
-        metric(
-            &served,
-            "rlvr_tampering_total{kind=\"frame_introspection\"}"
-        ) >= 2.0
-    );
-    assert!(metric(&served, "rlvr_tampering_total{kind=\"tracing\"}") >= 1.0);
-    assert!(metric(&served, "rlvr_functional_tests_total{split=\"true\"}") >= 36.0);
+    assert!(metric(served, "rlvr_tampering_total{kind=\"frame_introspection\"}") >= 2.0);
+    assert!(metric(served, "rlvr_tampering_total{kind=\"tracing\"}") >= 1.0);
+    assert!(metric(served, "rlvr_functional_tests_total{split=\"true\"}") >= 36.0);
 }
 
 #[test]
