@@ -30,6 +30,15 @@ const TAMPERING: [&str; 3] = [
     "import ctypes\nctypes.CDLL(None).unshare(0x10000000)\nprint(3)",
     "import ctypes\nctypes.CDLL(None).mount(b'none', b'/tmp', b'tmpfs', 0, None)\nprint(3)",
 ];
+/// The two namespace calls the supervisor's filter lets through: a test child, holding no
+/// capability, must be refused both by the kernel (EPERM), so it can neither leave its PID
+/// namespace nor make one to hide in.
+const PID_NAMESPACE_CALLS: &str = "import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+unshared = libc.unshare(0x20000000)
+unshare_errno = ctypes.get_errno()
+entered = libc.setns(os.open('/proc/self/ns/pid', os.O_RDONLY), 0x20000000)
+print(unshared, unshare_errno, entered, ctypes.get_errno(), os.getpid())";
 const LIMITS: TestLimits = TestLimits {
     wall_ms: 20_000,
     cpu_seconds: 20,
@@ -108,6 +117,16 @@ fn scenario_same_runner() {
         assert_eq!(test.signal, Some(31), "not killed by SIGSYS: {source}");
         assert!(runner.reset(WORK_DIRECTORY).expect("reset"));
     }
+    runner
+        .load(&[PID_NAMESPACE_CALLS], "solution.py", &[], None)
+        .expect("load");
+    let test = runner.run_test(b"", None, LIMITS).expect("answer");
+    assert_eq!(
+        String::from_utf8_lossy(&test.stdout),
+        "-1 1 -1 1 1\n", // EPERM is 1; the child is PID 1 of its own namespace
+        "{test:?}"
+    );
+    assert!(runner.reset(WORK_DIRECTORY).expect("reset"));
     runner
         .load(&[FINGERPRINT], "solution.py", &[], None)
         .expect("load");

@@ -10,8 +10,8 @@
 //!   `bpf`, `perf_event_open`, `userfaultfd`, `open_by_handle_at`, module and kexec loading,
 //!   `reboot`, swap, `acct`, `iopl`/`ioperm`, and any system call of a foreign ABI (i386 via
 //!   `int 0x80`, x32 numbers). A supervisor may call `unshare(CLONE_NEWPID)` and
-//!   `setns(fd, CLONE_NEWPID)` (a PID namespace per test); its children install a second filter
-//!   that kills those too before running a solution.
+//!   `setns(fd, CLONE_NEWPID)` (a PID namespace per test); its test children drop every
+//!   capability before running a solution, so the kernel refuses them those two (EPERM).
 //! * **fail with an errno** for calls that honest programs and libraries probe, or that are
 //!   merely useless here: `clone3` and `io_uring_*` get `ENOSYS` (glibc falls back to `clone`,
 //!   whose flags we can inspect; libuv falls back to threads), SysV IPC and POSIX message queue
