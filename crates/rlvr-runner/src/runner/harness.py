@@ -289,7 +289,7 @@ def batch_child(state, inputs, control_fd, result_fd, limits):
         os.closerange(keep[1] + 1, 1 << 16)
         if limits["memory_bytes"] > 0:
             resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
-        fresh_standard_streams()
+        install_standard_streams(CHILD_STREAMS)
         reseed_random_generators()
         sys.flags = FRESH_FLAGS
         # The process-level streams are what the reference's child has: an empty stdin and an

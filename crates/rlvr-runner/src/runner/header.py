@@ -38,7 +38,6 @@ import select
 import signal
 import struct
 import sys
-import threading
 import time
 import traceback
 import types

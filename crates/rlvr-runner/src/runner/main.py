@@ -152,6 +152,7 @@ def main():
     for fd in (0, 1):
         os.dup2(null, fd)
     os.close(null)
+    CHILD_STREAMS[:] = standard_streams()
     install_site_builtins()
     add_site_packages()
     state = {"units": [], "compile_error": None, "filename": "solution.py", "harness": None,

@@ -37,22 +37,36 @@ def exit_status(error):
     return 1
 
 
-def fresh_standard_streams():
-    """New text streams on descriptors 0, 1, 2, configured as CPython configures them for
-    a non-interactive run (UTF-8, no newline translation, stderr with backslashreplace)."""
-    sys.stdin = sys.__stdin__ = io.TextIOWrapper(
-        io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8", errors="strict", newline="\n"
-    )
-    sys.stdout = sys.__stdout__ = io.TextIOWrapper(
-        io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8", errors="strict", newline="\n"
-    )
-    sys.stderr = sys.__stderr__ = io.TextIOWrapper(
-        io.BufferedWriter(io.FileIO(2, "w", closefd=False)),
-        encoding="utf-8",
-        errors="backslashreplace",
-        newline="\n",
-        line_buffering=True,
-    )
+def standard_streams():
+    """Text streams on descriptors 0, 1, 2, configured as CPython configures them for a
+    non-interactive run (UTF-8, no newline translation, stderr with backslashreplace). Built
+    once, in the runner, while 0, 1 and 2 are /dev/null (seekable, at offset 0, as a test's
+    memory files are); the runner never uses them, so every test child starts from the same
+    untouched objects, its own copies (building them in each child wrote about 70 pages)."""
+    saved_stderr = os.dup(2)
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        return (
+            io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8", errors="strict",
+                             newline="\n"),
+            io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8", errors="strict",
+                             newline="\n"),
+            io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)), encoding="utf-8",
+                             errors="backslashreplace", newline="\n", line_buffering=True),
+        )
+    finally:
+        os.dup2(saved_stderr, 2)
+        os.close(saved_stderr)
+        os.close(null)
+
+
+def install_standard_streams(streams):
+    """In a test child: the runner's prebuilt streams become the program's `sys.std*`."""
+    sys.stdin = sys.__stdin__ = streams[0]
+    sys.stdout = sys.__stdout__ = streams[1]
+    sys.stderr = sys.__stderr__ = streams[2]
 
 
 def reseed_random_generators():
@@ -92,6 +106,9 @@ FLAG_NAMES = ("debug inspect interactive optimize dont_write_bytecode no_user_si
 # Built once in the runner (every test child gets its own copy by forking), as is the environment
 # a fresh `python FILE` of the references has: unbuffered output off.
 FRESH_FLAGS = fresh_flags()
+# The test children's standard streams (`standard_streams`), built by `main` once 0 and 1 are
+# /dev/null.
+CHILD_STREAMS = []
 os.environ.pop("PYTHONUNBUFFERED", None)
 
 
@@ -148,7 +165,7 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
             resource.setrlimit(resource.RLIMIT_FSIZE, (limits["output_bytes"], limits["output_bytes"]))
         if limits["memory_bytes"] > 0:
             resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
-        fresh_standard_streams()
+        install_standard_streams(CHILD_STREAMS)
         reseed_random_generators()
         # `python -c CODE` (filename "-c", as Code-R1 runs short programs) has no `__file__`,
         # `sys.argv == ["-c"]`, and does not flush before handling an uncaught exception.
@@ -214,12 +231,16 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
         elif ending is not None:
             report_uncaught(ending)
             status = 1
-        # What `Py_FinalizeEx` does next: join non-daemon threads, run atexit handlers (last
-        # registered first), then flush the standard streams unless the program closed them.
-        try:
-            threading._shutdown()
-        except BaseException:
-            pass
+        # What `Py_FinalizeEx` does next: join non-daemon threads (through `threading`, where the
+        # program imported it: the runner does not, so that no test child runs its after-fork
+        # hook, about 120 pages written per child), run atexit handlers (last registered first),
+        # then flush the standard streams unless the program closed them.
+        threading_module = sys.modules.get("threading")
+        if threading_module is not None:
+            try:
+                threading_module._shutdown()
+            except BaseException:
+                pass
         try:
             atexit._run_exitfuncs()
         except BaseException:
