@@ -575,6 +575,7 @@ impl Session {
         plan: &ExecutionPlan,
         program: &TestProgram,
         split: Option<&FunctionalSplit>,
+        compile_budget: Duration,
     ) -> Result<Option<ExecutionResult>, SessionFailure> {
         let filename = plan.program_filename(program);
         // Shared heads compare by pointer first (`Arc<str>` equality does), so a job's stdin
@@ -602,7 +603,7 @@ impl Session {
         };
         let report = self
             .runner
-            .load(
+            .load_bounded(
                 &sources,
                 if split.is_some() {
                     "solution.py"
@@ -611,6 +612,7 @@ impl Session {
                 },
                 &plan.required_modules,
                 harness(plan.runner),
+                Some(compile_budget),
             )
             .map_err(|error| SessionFailure {
                 during_load: true,
@@ -654,9 +656,12 @@ impl Session {
             (ProgramSplit::Split(probes), Some(functional)) => Some((functional, probes.as_str())),
             _ => None,
         };
-        if let Some(error) =
-            self.ensure_loaded(plan, program, units.map(|(functional, _)| functional))?
-        {
+        if let Some(error) = self.ensure_loaded(
+            plan,
+            program,
+            units.map(|(functional, _)| functional),
+            time_limit,
+        )? {
             return Ok((error, None, Vec::new()));
         }
         let limits = TestLimits {
@@ -713,7 +718,7 @@ impl Session {
             return Ok(runs);
         };
         let first_program = &plan.programs[first];
-        match self.ensure_loaded(plan, first_program, None) {
+        match self.ensure_loaded(plan, first_program, None, stage.time_per_test) {
             Ok(Some(error)) => {
                 runs[0].verdict = judge_test(profile, first_program, &error);
                 return Ok(runs);

@@ -60,6 +60,22 @@ impl Runner {
         preload: &[&str],
         harness: Option<Harness>,
     ) -> Result<LoadReport, RunnerError> {
+        self.load_bounded(units, filename, preload, harness, None)
+    }
+
+    /// [`Runner::load`] where a long program (over 64 Ki characters) may take at most
+    /// `compile_budget` to compile: the runner compiles it in a child of its own and, past the
+    /// budget, reports `compile_error` and answers every test with a `timeout`, as a fresh
+    /// `python FILE` per test would time out while still compiling. CPython 3.11 parses some
+    /// forms in quadratic time, so a response could otherwise hold the runner for a minute.
+    pub fn load_bounded(
+        &mut self,
+        units: &[&str],
+        filename: &str,
+        preload: &[&str],
+        harness: Option<Harness>,
+        compile_budget: Option<Duration>,
+    ) -> Result<LoadReport, RunnerError> {
         let deadline = Instant::now() + LOAD_TIMEOUT;
         let header = LoadHeader {
             op: "load",
@@ -67,6 +83,9 @@ impl Runner {
             filename,
             preload,
             harness,
+            compile_ms: compile_budget.map_or(0, |budget| {
+                u64::try_from(budget.as_millis()).unwrap_or(u64::MAX).max(1)
+            }),
         };
         let payloads: Vec<&[u8]> = units.iter().map(|unit| unit.as_bytes()).collect();
         self.send(&encode(&header, &payloads), deadline)?;

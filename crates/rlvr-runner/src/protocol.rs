@@ -70,6 +70,13 @@ pub(crate) struct LoadHeader<'a> {
     pub(crate) filename: &'a str,
     pub(crate) preload: &'a [&'a str],
     pub(crate) harness: Option<Harness>,
+    /// Wall clock a long program's compile may take (0: unbounded); see `Runner::load_bounded`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) compile_ms: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// An in-process reference harness to reproduce instead of a plain `python FILE` run.

@@ -271,3 +271,60 @@ fn issue_12_third_round_hostile_answers_score_zero_and_honest_ones_pass() {
         }
     }
 }
+
+/// A stdin job whose response is `source`: three a+b tests.
+fn sum_job(id: &str, source: &str) -> Value {
+    serde_json::json!({
+        "id": id,
+        "response": format!("```python\n{source}\n```"),
+        "ground_truth": {"inputs": ["1 2\n", "3 4\n", "5 6\n"], "outputs": ["3\n", "7\n", "11\n"]},
+    })
+}
+
+/// Issue 12, "void its score" / worker time: CPython 3.11 parses a long f-string in quadratic
+/// time (this one takes about 20 s on an idle core), and a compile cannot be interrupted in the
+/// runner. A long program is compiled in a child bounded by the test's time limit, so the
+/// response times out at that limit, as it would in a fresh `python FILE` per test, and does not
+/// hold a worker for the whole compile. Long honest programs and long programs with a syntax
+/// error take the same path and keep their verdicts.
+#[test]
+fn issue_12_a_program_that_compiles_slowly_times_out_at_the_test_limit() {
+    const SUM: &str = "a, b = map(int, input().split())\nprint(a + b)";
+    let directory = tempfile::tempdir().unwrap();
+    let slow = format!("_pad = f\"{}\"\n{SUM}", "{0}".repeat(160_000));
+    let long_comment = format!("# {}\n{SUM}", "x".repeat(100_000));
+    let long_syntax_error = format!("{long_comment}\n1 1\n");
+    let lines: Vec<String> = [
+        sum_job("slow_compile", &slow),
+        sum_job("long_honest", &long_comment),
+        sum_job("long_syntax_error", &long_syntax_error),
+    ]
+    .iter()
+    .map(Value::to_string)
+    .collect();
+    let path = directory.path().join("long.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let started = std::time::Instant::now();
+    let output = verify(&path, &["--details", "--time-limit", "1", "--workers", "1"]);
+    let elapsed = started.elapsed();
+    let lines = results(&output);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    let slow = &lines[0];
+    assert_eq!(slow["status"], "ok", "{slow}");
+    assert_eq!(slow["score"], 0.0, "{slow}");
+    for test in slow["tests"].as_array().unwrap() {
+        assert_eq!(test["verdict"], "timeout", "{slow}");
+    }
+    assert_eq!(lines[1]["score"], 1.0, "{}", lines[1]);
+    assert_eq!(lines[2]["score"], 0.0, "{}", lines[2]);
+    assert_eq!(
+        lines[2]["tests"][0]["verdict"], "runtime_error",
+        "{}",
+        lines[2]
+    );
+    // The whole compile alone is about 20 s; the bounded one stops at the 1 s limit.
+    assert!(
+        elapsed < std::time::Duration::from_secs(12),
+        "the slow compile held the worker for {elapsed:?}"
+    );
+}

@@ -32,6 +32,7 @@ import gc
 import io
 import itertools
 import json
+import marshal
 import os
 import resource
 import select

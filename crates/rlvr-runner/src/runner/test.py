@@ -76,6 +76,12 @@ def reap_all(wait_seconds=0.0):
 
 
 def run_test(state, header, stdin, extra_source):
+    if state["compile_timeout_ms"] is not None:
+        # As in a fresh `python FILE` per test, whose compile counts against the test's time.
+        stderr = state["compile_error"].encode("utf-8", "backslashreplace")
+        return {"outcome": "timeout", "exit_code": None, "signal": signal.SIGKILL, "completed": False,
+                "wall_ms": float(state["compile_timeout_ms"]), "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
+                "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr, b""
     if state["compile_error"] is not None:
         stderr = state["compile_error"].encode("utf-8", "backslashreplace")
         return {"outcome": "exited", "exit_code": 1, "signal": None, "completed": False,
