@@ -9,17 +9,18 @@
 //! `/etc/subuid`; see `crates/rlvr/tests/support`), where the same scenario runs as an ignored
 //! test that the outer one asserts passed.
 
+mod common;
 #[path = "../../rlvr/tests/support/mod.rs"]
 mod support;
 
 use std::sync::Arc;
-use std::sync::mpsc;
 use std::time::Duration;
 
+use common::score_all;
 use rlvr_engine::{Engine, EngineConfig, Job, start_runner};
 use rlvr_runner::{JudgeOptions, TestLimits};
 use rlvr_sandbox::{Sandbox, SandboxConfig, WORK_DIRECTORY};
-use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, TestSuite, Verdict};
+use rlvr_verify::{PlanOptions, Profile, ProfileName, TestSuite, Verdict};
 use support::{Caller, Mode};
 
 const FINGERPRINT: &str = include_str!("programs/fingerprint.py");
@@ -167,21 +168,6 @@ fn job(source: &str, inputs: Vec<String>, outputs: Vec<String>) -> Job {
             ..PlanOptions::default()
         },
     }
-}
-
-fn score_all(engine: &Engine, jobs: Vec<Job>) -> Vec<JobResult> {
-    let (sender, receiver) = mpsc::channel();
-    let count = jobs.len();
-    for (index, job) in jobs.into_iter().enumerate() {
-        let sender = sender.clone();
-        engine.submit(
-            job,
-            Box::new(move |result| sender.send((index, result)).expect("send")),
-        );
-    }
-    let mut results: Vec<_> = receiver.iter().take(count).collect();
-    results.sort_by_key(|(index, _)| *index);
-    results.into_iter().map(|(_, result)| result).collect()
 }
 
 /// The same through the engine, end to end: on one worker, job 1 attacks, the tampering jobs

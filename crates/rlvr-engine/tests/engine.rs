@@ -1,57 +1,15 @@
 //! The engine end to end: real plans, the real sandbox, the warm runner.
 
+mod common;
+
 use std::sync::Arc;
-use std::sync::mpsc;
 
-use rlvr_engine::{Engine, EngineConfig, Job};
-use rlvr_sandbox::{Sandbox, SandboxConfig};
-use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, Status, TestSuite};
-
-fn engine_with(workers: usize) -> Engine {
-    let sandbox =
-        Sandbox::new(SandboxConfig::default()).expect("the sandbox starts (tests run as root)");
-    Engine::start(
-        sandbox,
-        EngineConfig {
-            workers,
-            queue_capacity: 8,
-        },
-    )
-}
+use common::{engine_with, fenced, job, score_all, verdicts};
+use rlvr_engine::Engine;
+use rlvr_verify::{Profile, ProfileName, Status};
 
 fn engine() -> Engine {
     engine_with(2)
-}
-
-fn job(profile: ProfileName, response: &str, ground_truth: serde_json::Value) -> Job {
-    Job {
-        profile: Arc::new(Profile::named(profile)),
-        response: response.into(),
-        suite: TestSuite::from_value(&ground_truth).unwrap(),
-        options: PlanOptions {
-            job_identity: b"job".to_vec(),
-            ..PlanOptions::default()
-        },
-    }
-}
-
-fn score_all(engine: &Engine, jobs: Vec<Job>) -> Vec<JobResult> {
-    let (sender, receiver) = mpsc::channel();
-    let count = jobs.len();
-    for (index, job) in jobs.into_iter().enumerate() {
-        let sender = sender.clone();
-        engine.submit(
-            job,
-            Box::new(move |result| sender.send((index, result)).unwrap()),
-        );
-    }
-    let mut results: Vec<_> = receiver.iter().take(count).collect();
-    results.sort_by_key(|(index, _)| *index);
-    results.into_iter().map(|(_, result)| result).collect()
-}
-
-fn fenced(code: &str) -> String {
-    format!("<think>\nthinking\n</think>\n```python\n{code}\n```")
 }
 
 fn sum_tests() -> serde_json::Value {
@@ -67,12 +25,12 @@ fn right_wrong_and_crashing_answers_score_as_the_profile_says() {
     let results = score_all(
         &engine,
         vec![
-            job(ProfileName::Judge, &fenced(right), sum_tests()),
-            job(ProfileName::Judge, &fenced(wrong), sum_tests()),
-            job(ProfileName::Judge, &fenced(crash), sum_tests()),
-            job(ProfileName::Klear, &fenced(right), sum_tests()),
-            job(ProfileName::Klear, &fenced(wrong), sum_tests()),
-            job(ProfileName::Klear, "no think tags", sum_tests()),
+            job(ProfileName::Judge, &fenced(right), &sum_tests()),
+            job(ProfileName::Judge, &fenced(wrong), &sum_tests()),
+            job(ProfileName::Judge, &fenced(crash), &sum_tests()),
+            job(ProfileName::Klear, &fenced(right), &sum_tests()),
+            job(ProfileName::Klear, &fenced(wrong), &sum_tests()),
+            job(ProfileName::Klear, "no think tags", &sum_tests()),
         ],
     );
     let scores: Vec<_> = results.iter().map(|result| result.score).collect();
@@ -98,8 +56,8 @@ fn nothing_a_job_leaves_behind_reaches_the_next_job_on_the_same_runner() {
     let results = score_all(
         &engine,
         vec![
-            job(ProfileName::Judge, &fenced(leave_traces), sum_tests()),
-            job(ProfileName::Judge, &fenced(look_for_traces), sum_tests()),
+            job(ProfileName::Judge, &fenced(leave_traces), &sum_tests()),
+            job(ProfileName::Judge, &fenced(look_for_traces), &sum_tests()),
         ],
     );
     assert_eq!(results[0].score, Some(1.0), "{:?}", results[0]);
@@ -123,7 +81,7 @@ fn an_idle_worker_helps_run_a_big_job_and_the_result_is_the_same() {
     let truth = serde_json::json!({"inputs": inputs, "outputs": outputs});
     let slow_sum = "import time\ntime.sleep(0.02)\na, b = map(int, input().split())\nprint(a + b)";
     let wrong_at_77 = "a, b = map(int, input().split())\nprint(a + b if a != 77 else -1)";
-    let mut binary = job(ProfileName::Judge, &fenced(wrong_at_77), truth.clone());
+    let mut binary = job(ProfileName::Judge, &fenced(wrong_at_77), &truth);
     binary.profile = Arc::new(
         Profile::named(ProfileName::Judge)
             .with_binary_reward()
@@ -138,7 +96,7 @@ fn an_idle_worker_helps_run_a_big_job_and_the_result_is_the_same() {
     for _ in 0..3 {
         slow = score_all(
             &engine,
-            vec![job(ProfileName::Judge, &fenced(slow_sum), truth.clone())],
+            vec![job(ProfileName::Judge, &fenced(slow_sum), &truth)],
         );
         assert_eq!(
             (slow[0].score, slow[0].passed, slow[0].total),
@@ -154,16 +112,13 @@ fn an_idle_worker_helps_run_a_big_job_and_the_result_is_the_same() {
     }
     let mut results = score_all(
         &engine,
-        vec![job(ProfileName::Judge, &fenced(wrong_at_77), truth), binary],
+        vec![
+            job(ProfileName::Judge, &fenced(wrong_at_77), &truth),
+            binary,
+        ],
     );
     results.insert(0, slow.into_iter().next().unwrap());
-    let verdicts: Vec<_> = results[1]
-        .tests
-        .as_ref()
-        .unwrap()
-        .iter()
-        .map(|test| test.verdict)
-        .collect();
+    let verdicts = verdicts(&results[1]);
     assert_eq!(verdicts.len(), count);
     assert_eq!(
         results[1].passed,
@@ -202,16 +157,9 @@ fn a_forged_judge_sentinel_does_not_pass() {
     let truth = serde_json::json!({"functional": ["assert add(1, 2) == 3"]});
     let results = score_all(
         &engine,
-        vec![job(ProfileName::Judge, &fenced(forger), truth)],
+        vec![job(ProfileName::Judge, &fenced(forger), &truth)],
     );
-    let verdicts: Vec<_> = results[0]
-        .tests
-        .as_ref()
-        .unwrap()
-        .iter()
-        .map(|test| test.verdict)
-        .collect();
-    assert_eq!(verdicts, [rlvr_verify::Verdict::WrongAnswer]);
+    assert_eq!(verdicts(&results[0]), [rlvr_verify::Verdict::WrongAnswer]);
     assert_eq!(results[0].score, Some(0.0));
     engine.shutdown();
 }

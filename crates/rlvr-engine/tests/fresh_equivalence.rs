@@ -2,10 +2,12 @@
 //! the references run their tests (issue 6). The same corpus goes through the engine and through
 //! `Sandbox::run` program by program; every verdict must agree.
 
+mod common;
+
 use std::sync::Arc;
-use std::sync::mpsc;
 use std::time::Duration;
 
+use common::score_all;
 use rlvr_engine::{Engine, EngineConfig, Job};
 use rlvr_sandbox::{Program, RunRequest, Sandbox, SandboxConfig, Stdin};
 use rlvr_verify::{
@@ -144,24 +146,17 @@ fn the_warm_runner_gives_the_verdicts_of_a_fresh_process_per_test() {
         time_limit: Some(Duration::from_secs(3)),
         ..PlanOptions::default()
     };
-    let (sender, receiver) = mpsc::channel();
-    for (index, (profile, response, suite)) in cases.iter().enumerate() {
-        let sender = sender.clone();
-        let job = Job {
+    let jobs = cases
+        .iter()
+        .map(|(profile, response, suite)| Job {
             profile: Arc::new(Profile::named(*profile)),
             response: response.clone(),
             suite: suite.clone(),
             options: options.clone(),
-        };
-        engine.submit(
-            job,
-            Box::new(move |result| sender.send((index, result)).unwrap()),
-        );
-    }
-    let mut warm: Vec<_> = receiver.iter().take(cases.len()).collect();
-    warm.sort_by_key(|(index, _)| *index);
+        })
+        .collect();
     let mut compared = 0;
-    for ((profile_name, response, suite), (_, result)) in cases.iter().zip(warm) {
+    for ((profile_name, response, suite), result) in cases.iter().zip(score_all(&engine, jobs)) {
         let profile = Profile::named(*profile_name);
         let Plan::Execute(execution) = plan(&profile, response, suite, &options) else {
             panic!("every case runs: {response}");

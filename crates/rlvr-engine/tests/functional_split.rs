@@ -2,25 +2,14 @@
 //! job shared with an idle worker is split and judged by each worker's own referee, with the
 //! same verdicts; the engine's counters see the coverage and the tampering.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc;
 
-use rlvr_engine::{Engine, EngineConfig, Job};
-use rlvr_sandbox::{Sandbox, SandboxConfig};
-use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, TamperKind, TestSuite, Verdict};
-
-fn engine(workers: usize) -> Engine {
-    let sandbox =
-        Sandbox::new(SandboxConfig::default()).expect("the sandbox starts (tests run as root)");
-    Engine::start(
-        sandbox,
-        EngineConfig {
-            workers,
-            queue_capacity: 8,
-        },
-    )
-}
+use common::{engine_with, score_all};
+use rlvr_engine::Job;
+use rlvr_verify::{PlanOptions, Profile, ProfileName, TamperKind, TestSuite, Verdict};
 
 fn job(response: &str, ground_truth: serde_json::Value) -> Job {
     Job {
@@ -34,24 +23,9 @@ fn job(response: &str, ground_truth: serde_json::Value) -> Job {
     }
 }
 
-fn score_all(engine: &Engine, jobs: Vec<Job>) -> Vec<JobResult> {
-    let (sender, receiver) = mpsc::channel();
-    let count = jobs.len();
-    for (index, job) in jobs.into_iter().enumerate() {
-        let sender = sender.clone();
-        engine.submit(
-            job,
-            Box::new(move |result| sender.send((index, result)).unwrap()),
-        );
-    }
-    let mut results: Vec<_> = receiver.iter().take(count).collect();
-    results.sort_by_key(|(index, _)| *index);
-    results.into_iter().map(|(_, result)| result).collect()
-}
-
 #[test]
 fn a_big_split_job_shared_between_workers_keeps_its_verdicts() {
-    let engine = engine(2);
+    let engine = engine_with(2);
     let count = 100;
     // Random inputs from an unseeded generator: each worker's referee runs the setup itself,
     // and each test is judged against the inputs its own child received.
@@ -102,7 +76,7 @@ fn a_big_split_job_shared_between_workers_keeps_its_verdicts() {
 
 #[test]
 fn the_engine_counts_tampering_per_kind() {
-    let engine = engine(1);
+    let engine = engine_with(1);
     let truth = serde_json::json!({"functional": ["assert f(1) == 2", "assert f(2) == 3"]});
     let introspective = "import sys\ndef f(x):\n    sys._getframe(1)\n    return x + 1";
     let results = score_all(&engine, vec![job(introspective, truth)]);

@@ -6,54 +6,26 @@
 //! Faults are injected with `rlvr_engine::arm_test_faults` (debug builds only), each keyed by
 //! a marker unique to its test, so tests running in one process do not see each other's.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use rlvr_engine::{Engine, EngineConfig, Job};
-use rlvr_sandbox::{Sandbox, SandboxConfig};
+use common::{engine_with, fenced, job, submit_all, verdicts};
+use rlvr_engine::{Engine, Job};
 use rlvr_verify::{
     JobResult, Plan, PlanOptions, Profile, ProfileName, Status, TestSuite, Verdict, plan,
 };
 use serde_json::{Value, json};
-
-fn engine_with(workers: usize) -> Engine {
-    let sandbox =
-        Sandbox::new(SandboxConfig::default()).expect("the sandbox starts (tests run as root)");
-    Engine::start(
-        sandbox,
-        EngineConfig {
-            workers,
-            queue_capacity: 8,
-        },
-    )
-}
-
-fn job(profile: ProfileName, response: &str, ground_truth: &Value) -> Job {
-    Job {
-        profile: Arc::new(Profile::named(profile)),
-        response: response.into(),
-        suite: TestSuite::from_value(ground_truth).unwrap(),
-        options: PlanOptions {
-            job_identity: b"job".to_vec(),
-            ..PlanOptions::default()
-        },
-    }
-}
 
 /// Scores the jobs and returns their results in order; fails (instead of hanging) when a
 /// result does not arrive within `limit`.
 fn score_all_within(engine: &Engine, jobs: Vec<Job>, limit: Duration) -> Vec<JobResult> {
     let (sender, receiver) = mpsc::channel();
     let count = jobs.len();
-    for (index, job) in jobs.into_iter().enumerate() {
-        let sender = sender.clone();
-        engine.submit(
-            job,
-            Box::new(move |result| sender.send((index, result)).unwrap()),
-        );
-    }
+    submit_all(engine, jobs, &sender);
     let mut results: Vec<Option<JobResult>> = vec![None; count];
     for _ in 0..count {
         let (index, result) = receiver
@@ -69,12 +41,10 @@ fn score_all_within(engine: &Engine, jobs: Vec<Job>, limit: Duration) -> Vec<Job
     results.into_iter().map(Option::unwrap).collect()
 }
 
+/// [`score_all_within`] with five minutes a result: stricter than `common::score_all`, which
+/// waits as long as it takes and does not look for a second answer.
 fn score_all(engine: &Engine, jobs: Vec<Job>) -> Vec<JobResult> {
     score_all_within(engine, jobs, Duration::from_secs(300))
-}
-
-fn fenced(code: &str) -> String {
-    format!("<think>\nthinking\n</think>\n```python\n{code}\n```")
 }
 
 const SUM: &str = "a, b = map(int, input().split())\nprint(a + b)";
@@ -83,16 +53,6 @@ fn sum_tests(count: usize) -> Value {
     let inputs: Vec<String> = (0..count).map(|index| format!("{index} 1\n")).collect();
     let outputs: Vec<String> = (0..count).map(|index| format!("{}\n", index + 1)).collect();
     json!({"inputs": inputs, "outputs": outputs})
-}
-
-fn verdicts(result: &JobResult) -> Vec<Verdict> {
-    result
-        .tests
-        .as_ref()
-        .expect("an executed job has per-test reports")
-        .iter()
-        .map(|test| test.verdict)
-        .collect()
 }
 
 fn reason(result: &JobResult) -> &str {

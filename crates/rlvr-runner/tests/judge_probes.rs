@@ -2,35 +2,11 @@
 //! evaluate only the solution's calls and report their values as plain data, and the tamper
 //! sensor reports what the solution tried. Isolation is the sandbox's job, tested there.
 
-use std::os::fd::OwnedFd;
-use std::process::{Child, Command, Stdio};
+mod common;
 
-use rlvr_runner::{JudgeOptions, Runner, TestLimits};
+use common::{LIMITS, start};
+use rlvr_runner::JudgeOptions;
 use serde_json::{Value, json};
-
-fn python() -> String {
-    std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
-fn start() -> (Child, Runner) {
-    let mut child = Command::new(python())
-        .args(rlvr_runner::interpreter_arguments())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("python starts");
-    let requests = OwnedFd::from(child.stdin.take().unwrap());
-    let responses = OwnedFd::from(child.stdout.take().unwrap());
-    (child, Runner::new(requests, responses))
-}
-
-const LIMITS: TestLimits = TestLimits {
-    wall_ms: 5_000,
-    cpu_seconds: 5,
-    output_bytes: 1 << 20,
-    address_space_bytes: 0,
-};
 
 const PRELUDE: &str = "from math import gcd\nclass TreeNode:\n    def __init__(self, val=0, left=None, right=None):\n        self.val = val\n        self.left = left\n        self.right = right\n";
 

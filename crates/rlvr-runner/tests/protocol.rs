@@ -2,34 +2,12 @@
 //! protocol and the per-test process semantics only; isolation is the sandbox's job and is
 //! tested there (production always starts the runner inside the sandbox).
 
-use std::os::fd::OwnedFd;
-use std::process::{Child, Command, Stdio};
+mod common;
 
-use rlvr_runner::{Outcome, Runner, RunnerError, TestLimits};
+use std::process::Command;
 
-fn python() -> String {
-    std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
-fn start() -> (Child, Runner) {
-    let mut child = Command::new(python())
-        .args(rlvr_runner::interpreter_arguments())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("python starts");
-    let requests = OwnedFd::from(child.stdin.take().unwrap());
-    let responses = OwnedFd::from(child.stdout.take().unwrap());
-    (child, Runner::new(requests, responses))
-}
-
-const LIMITS: TestLimits = TestLimits {
-    wall_ms: 5_000,
-    cpu_seconds: 5,
-    output_bytes: 1 << 20,
-    address_space_bytes: 0,
-};
+use common::{LIMITS, start};
+use rlvr_runner::{Outcome, RunnerError, TestLimits};
 
 #[test]
 fn compiles_once_and_runs_each_test_in_a_fresh_child() {

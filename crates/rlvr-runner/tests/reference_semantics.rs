@@ -3,34 +3,12 @@
 //! as one batch child per stage, and the end of a fresh `python FILE` process (excepthook,
 //! atexit, flags, lost buffers) that Klear and Code-R1 depend on.
 
-use std::os::fd::OwnedFd;
-use std::process::{Child, Command, Stdio};
+mod common;
 
-use rlvr_runner::{Harness, Outcome, Runner, TestLimits, TestReport};
+use std::process::Child;
 
-fn python() -> String {
-    std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
-fn start() -> (Child, Runner) {
-    let mut child = Command::new(python())
-        .args(rlvr_runner::interpreter_arguments())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("python starts");
-    let requests = OwnedFd::from(child.stdin.take().unwrap());
-    let responses = OwnedFd::from(child.stdout.take().unwrap());
-    (child, Runner::new(requests, responses))
-}
-
-const LIMITS: TestLimits = TestLimits {
-    wall_ms: 5_000,
-    cpu_seconds: 5,
-    output_bytes: 1 << 20,
-    address_space_bytes: 0,
-};
+use common::{LIMITS, start};
+use rlvr_runner::{Harness, Outcome, Runner, TestReport};
 
 /// Loads `source` under `harness` and runs every input in one batch child.
 fn batch(harness: Harness, source: &str, inputs: &[&str]) -> Vec<TestReport> {
