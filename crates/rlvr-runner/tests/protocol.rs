@@ -108,6 +108,81 @@ fn a_syntax_error_fails_every_test_with_its_message() {
     assert!(String::from_utf8_lossy(&test.stderr).contains("SyntaxError"));
 }
 
+/// A long program compiles in a child given the load's budget: past it, the load reports why
+/// and every test times out (a fresh `python FILE` per test would still be compiling); within
+/// it, the compiled program runs as usual, and a long program's syntax error keeps its message.
+#[test]
+fn a_long_program_that_compiles_past_its_budget_times_out_every_test() {
+    use std::time::{Duration, Instant};
+
+    let (_child, mut runner) = start();
+    // CPython 3.11 parses a long f-string in quadratic time: several seconds for this one.
+    let slow = format!("_pad = f\"{}\"\nprint('compiled')", "{0}".repeat(120_000));
+    let started = Instant::now();
+    let report = runner
+        .load_bounded(
+            &[&slow],
+            "solution.py",
+            &[],
+            None,
+            Some(Duration::from_millis(300)),
+        )
+        .unwrap();
+    let compile_error = report.compile_error.expect("the budget ran out");
+    assert!(
+        compile_error.contains("took longer than the test's time limit (300 ms)"),
+        "{compile_error}"
+    );
+    for _ in 0..2 {
+        let test = runner.run_test(b"", None, LIMITS).unwrap();
+        assert_eq!(test.outcome, Outcome::Timeout, "{test:?}");
+        assert!(test.stdout.is_empty());
+        assert_eq!(test.wall_ms, 300.0);
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+
+    let long = format!("# {}\nprint(input())", "x".repeat(70_000));
+    let report = runner
+        .load_bounded(
+            &[&long],
+            "solution.py",
+            &[],
+            None,
+            Some(Duration::from_secs(30)),
+        )
+        .unwrap();
+    assert_eq!(report.compile_error, None);
+    let test = runner.run_test(b"echo\n", None, LIMITS).unwrap();
+    assert_eq!(
+        (test.outcome, test.stdout),
+        (Outcome::Exited, b"echo\n".to_vec())
+    );
+
+    let broken = format!("{long}\nx = (\n");
+    let report = runner
+        .load_bounded(
+            &[&broken],
+            "solution.py",
+            &[],
+            None,
+            Some(Duration::from_secs(30)),
+        )
+        .unwrap();
+    assert!(
+        report
+            .compile_error
+            .as_deref()
+            .unwrap()
+            .contains("SyntaxError")
+    );
+    let test = runner.run_test(b"", None, LIMITS).unwrap();
+    assert_eq!((test.outcome, test.exit_code), (Outcome::Exited, Some(1)));
+}
+
 #[test]
 fn a_missing_preload_module_is_reported() {
     let (_child, mut runner) = start();
