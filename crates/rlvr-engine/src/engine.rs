@@ -71,7 +71,8 @@ pub struct EngineStatistics {
     pub verdicts: [AtomicU64; Verdict::ALL.len()],
     /// Jobs waiting in the queue right now.
     pub queued: AtomicU64,
-    /// Times a worker with nothing queued helped run another worker's big job.
+    /// Stages of a job in which a worker with nothing queued ran at least one test (counted by
+    /// the job's owner before its result is sent).
     pub helped_stages: AtomicU64,
     /// Panics caught while scoring a job (each answered `sandbox_error`; the worker lived on).
     pub panics: AtomicU64,
@@ -177,7 +178,7 @@ impl Engine {
         let (sender, receiver) = crossbeam_channel::bounded::<Task>(config.queue_capacity.max(1));
         let cancelled = Arc::new(AtomicBool::new(false));
         let statistics = Arc::new(EngineStatistics::default());
-        let board = Arc::new(HelpBoard::default());
+        let board = Arc::new(HelpBoard::new(Arc::clone(&statistics)));
         let workers = (0..config.workers.max(1))
             .map(|index| {
                 let receiver: Receiver<Task> = receiver.clone();
@@ -286,7 +287,6 @@ fn work(
                         // Its runner may be in any state: start afresh.
                         executor = Executor::new(sandbox, cancelled);
                     }
-                    statistics.helped_stages.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
                 match receiver.recv_timeout(Duration::from_millis(20)) {

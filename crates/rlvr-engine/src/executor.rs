@@ -144,6 +144,7 @@ impl<'a> Executor<'a> {
                 drain(&mut job, &shared, self.cancelled, Site::Execute);
                 drop(posted);
                 let runs = shared.finish();
+                board.record_help(&shared);
                 run.deadline_exceeded |= shared.deadline_exceeded.load(Ordering::Relaxed);
                 run.stages.push(runs);
                 continue;
@@ -244,6 +245,9 @@ impl Executor<'_> {
 fn drain(job: &mut JobExecution<'_>, shared: &SharedStage, cancelled: &AtomicBool, site: Site) {
     let stage = &shared.plan.stages[shared.stage];
     while let Some(claim) = shared.claim(cancelled) {
+        if site == Site::Help {
+            shared.mark_helped();
+        }
         let now = Instant::now();
         if now >= shared.deadline {
             shared.deadline_exceeded.store(true, Ordering::Relaxed);

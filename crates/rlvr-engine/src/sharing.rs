@@ -17,6 +17,8 @@ use std::time::Instant;
 
 use rlvr_verify::{ExecutionPlan, Profile, Stage, TestRun, Verdict};
 
+use crate::engine::EngineStatistics;
+
 /// A stage needs at least this many tests to be worth a second runner's start-up.
 pub(crate) const SHARE_THRESHOLD: usize = 48;
 
@@ -33,6 +35,8 @@ pub(crate) struct SharedStage {
     /// Tests must finish by then (the job's deadline).
     pub(crate) deadline: Instant,
     pub(crate) deadline_exceeded: AtomicBool,
+    /// A worker other than the owner claimed one of its tests.
+    helped: AtomicBool,
     state: Mutex<StageState>,
     idle: Condvar,
 }
@@ -61,6 +65,7 @@ impl SharedStage {
             stage,
             deadline,
             deadline_exceeded: AtomicBool::new(false),
+            helped: AtomicBool::new(false),
             state: Mutex::new(StageState {
                 next: 0,
                 outstanding: 0,
@@ -92,6 +97,16 @@ impl SharedStage {
             position,
             completed: false,
         })
+    }
+
+    /// Notes that a helper (not the owner) claimed a test.
+    pub(crate) fn mark_helped(&self) {
+        self.helped.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a helper claimed any test; final once [`SharedStage::finish`] returned.
+    pub(crate) fn was_helped(&self) -> bool {
+        self.helped.load(Ordering::Relaxed)
     }
 
     /// Records a claimed test's run.
@@ -169,12 +184,31 @@ impl Drop for Posted<'_> {
 }
 
 /// Stages open for help, shared by all workers of an engine.
-#[derive(Default)]
 pub(crate) struct HelpBoard {
     stages: Mutex<Vec<Arc<SharedStage>>>,
+    /// Where the owners count stages that were helped (`EngineStatistics::helped_stages`).
+    statistics: Arc<EngineStatistics>,
 }
 
 impl HelpBoard {
+    pub(crate) fn new(statistics: Arc<EngineStatistics>) -> Self {
+        Self {
+            stages: Mutex::default(),
+            statistics,
+        }
+    }
+
+    /// Called by a stage's owner once the stage finished, before the job's result is sent, so
+    /// whoever reads the statistics after the result sees the help counted (a helper counting
+    /// it itself would race with the owner's reply).
+    pub(crate) fn record_help(&self, stage: &SharedStage) {
+        if stage.was_helped() {
+            self.statistics
+                .helped_stages
+                .fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<SharedStage>>> {
         self.stages
             .lock()
