@@ -683,10 +683,14 @@ impl Session {
         if fault_injection::armed(Site::RunnerRun, |marker| program.source.contains(marker)) {
             self.process.kill();
         }
-        // The judge's tests carry the tamper sensor; the references run as they are.
+        // The judge's tests carry the tamper sensor and each find an empty work directory (as a
+        // fresh process with a temporary directory of its own would); the references run as
+        // they always have (one /tmp per job).
+        let judged = profile.name == ProfileName::Judge;
         let judge = JudgeOptions {
-            sensor: profile.name == ProfileName::Judge,
+            sensor: judged,
             probes: units.map(|(_, probes)| probes),
+            fresh_work_directory: judged.then_some(WORK_DIRECTORY),
         };
         let mut report = self
             .runner

@@ -79,6 +79,7 @@ fn first_output(sandbox: &Sandbox, source: &str, stdin: &[u8], judge: bool) -> S
             JudgeOptions {
                 sensor: judge,
                 probes: None,
+                fresh_work_directory: judge.then_some(WORK_DIRECTORY),
             },
             LIMITS,
         )

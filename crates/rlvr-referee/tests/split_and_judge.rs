@@ -99,6 +99,7 @@ fn score(pair: &mut Pair, solution: &str, tests: &[&str]) -> Vec<Scored> {
                         JudgeOptions {
                             sensor: true,
                             probes: Some(probes),
+                            fresh_work_directory: None,
                         },
                         limits,
                     )

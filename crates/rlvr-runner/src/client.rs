@@ -126,6 +126,7 @@ impl Runner {
             memory_bytes: limits.address_space_bytes,
             sensor: judge.sensor,
             probes: judge.probes.is_some(),
+            work_directory: judge.fresh_work_directory,
         };
         self.send(&encode(&header, &[stdin, extra_bytes]), deadline)?;
         self.receive_report(deadline)

@@ -18,7 +18,7 @@ pub struct TestLimits {
 
 /// The header of a `run` request.
 #[derive(Debug, Serialize)]
-pub(crate) struct RunHeader {
+pub(crate) struct RunHeader<'a> {
     pub(crate) op: &'static str,
     pub(crate) stdin: usize,
     pub(crate) extra: usize,
@@ -33,6 +33,9 @@ pub(crate) struct RunHeader {
     /// The `extra` payload is a probe spec (runner/functional.py), not source.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) probes: bool,
+    /// Emptied after the test (see [`JudgeOptions::fresh_work_directory`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) work_directory: Option<&'a str>,
 }
 
 /// What a judge test adds to a run.
@@ -43,6 +46,9 @@ pub struct JudgeOptions<'a> {
     /// A split functional test's probe spec (JSON): the child evaluates only these solution
     /// calls after the units and reports their values as plain data in `results`.
     pub probes: Option<&'a str>,
+    /// The sandbox's work directory, emptied after the test (entries, mode, extended
+    /// attributes) as between jobs, so that no test sees what an earlier one of its job left.
+    pub fresh_work_directory: Option<&'a str>,
 }
 
 /// The header of a `batch_start` request: one payload per test input follows.

@@ -23,6 +23,7 @@ fn probes(spec: &Value, solution: &str) -> (rlvr_runner::TestReport, Value) {
             JudgeOptions {
                 sensor: true,
                 probes: Some(&spec),
+                fresh_work_directory: None,
             },
             LIMITS,
         )

@@ -385,3 +385,22 @@ fn the_live_code_bench_harness_unwraps_the_main_guard() {
         (Some(0), &b"cba\n"[..])
     );
 }
+
+/// A test child starts with the modules a fresh `python FILE` has: not `threading` nor `random`,
+/// also after the runner reset for another job. Besides fidelity this keeps their after-fork
+/// hooks out of every child: `threading`'s alone wrote about 120 pages per child
+/// (BENCHMARKS.md, "What reward integrity costs the judge").
+#[test]
+fn test_children_start_without_threading_or_random() {
+    let (_child, mut runner) = start();
+    let work = tempfile::tempdir().unwrap();
+    let source = "import sys\nprint('threading' in sys.modules, 'random' in sys.modules)";
+    for _ in 0..2 {
+        runner.load(&[source], "solution.py", &[], None).unwrap();
+        let test = runner.run_test(b"", None, LIMITS).unwrap();
+        assert_eq!(String::from_utf8_lossy(&test.stdout), "False False\n");
+        // Outside a sandbox the runner cannot vouch for the process table (false), but it
+        // still does the whole reset.
+        runner.reset(work.path().to_str().unwrap()).unwrap();
+    }
+}

@@ -328,3 +328,23 @@ fn issue_12_a_program_that_compiles_slowly_times_out_at_the_test_limit() {
         "the slow compile held the worker for {elapsed:?}"
     );
 }
+
+/// Under the judge every test finds an empty work directory, as a fresh process with its own
+/// temporary directory would: nothing one test of a job leaves in `/tmp` (files, directories)
+/// reaches the next, whichever worker runs it. (Between jobs this always held.)
+#[test]
+fn judge_tests_each_find_an_empty_work_directory() {
+    let directory = tempfile::tempdir().unwrap();
+    let source = "import os\n\
+                  a, b = map(int, input().split())\n\
+                  left = os.listdir('/tmp')\n\
+                  open('/tmp/seen', 'w').write(str(a))\n\
+                  os.mkdir('/tmp/kept')\n\
+                  open('/tmp/kept/file', 'w').close()\n\
+                  print(a + b if not left else f'left: {left}')";
+    let path = directory.path().join("tmp.jsonl");
+    std::fs::write(&path, sum_job("fresh_tmp", source).to_string() + "\n").unwrap();
+    let lines = results(&verify(&path, &["--details"]));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["score"], 1.0, "{}", lines[0]);
+}

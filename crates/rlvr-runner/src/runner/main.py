@@ -156,6 +156,28 @@ def make_removable(directory):
                 pass
 
 
+def empty_work_directory(work, mode):
+    """Removes everything in `work` and gives the directory back its mode and no extended
+    attributes; returns what failed, or None. Between jobs, and after each judge test."""
+    import shutil
+
+    try:
+        for entry in os.scandir(work):
+            if entry.is_dir(follow_symlinks=False):
+                make_removable(entry.path)
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+        # The directory itself: its mode and extended attributes are state too.
+        if os.stat(work).st_mode & 0o7777 != mode:
+            os.chmod(work, mode)
+        for name in os.listxattr(work):
+            os.removexattr(work, name)
+    except OSError as error:
+        return f"cannot empty {work}: {error}"
+    return None
+
+
 def work_directory_mode():
     try:
         return os.stat(os.getcwd()).st_mode & 0o7777
@@ -168,8 +190,6 @@ def reset(state, header):
     empty the work directory, and refuse (the caller then starts a new sandbox) when anything
     else might carry state: the runner cannot give tests their own PID namespace (then a test
     could reach it), or its own limits, priority, affinity, umask or directory changed."""
-    import shutil
-
     problems = []
     isolation = state["isolation"]
     if not isolation.nested:
@@ -187,19 +207,9 @@ def reset(state, header):
         reap_all()
     work = header.get("work_directory")
     if work:
-        try:
-            for entry in os.scandir(work):
-                if entry.is_dir(follow_symlinks=False):
-                    make_removable(entry.path)
-                    shutil.rmtree(entry.path)
-                else:
-                    os.unlink(entry.path)
-            # The directory itself: its mode and extended attributes are state too.
-            os.chmod(work, state["work_mode"])
-            for name in os.listxattr(work):
-                os.removexattr(work, name)
-        except OSError as error:
-            problems.append(f"cannot empty {work}: {error}")
+        problem = empty_work_directory(work, state["work_mode"])
+        if problem is not None:
+            problems.append(problem)
     leftovers = leftover_ipc_objects()
     if leftovers:
         problems.append("SysV IPC objects left: " + ", ".join(leftovers))

@@ -109,6 +109,10 @@ def run_test(state, header, stdin, extra_source):
         return run_forked(state, header, stdin, extra, files, judge)
     finally:
         close_test_files(files)
+        if header.get("work_directory"):
+            # Every process of the test is dead by now. A failure here is caught by the reset
+            # between jobs, which empties the directory again and refuses the runner if it can't.
+            empty_work_directory(header["work_directory"], state["work_mode"])
         for key in ("sensor_fd", "results_fd"):
             if key in judge:
                 os.close(judge[key])
