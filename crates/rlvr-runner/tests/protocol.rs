@@ -404,3 +404,41 @@ fn test_children_start_without_threading_or_random() {
         runner.reset(work.path().to_str().unwrap()).unwrap();
     }
 }
+
+/// With `fresh_work_directory` the runner empties the directory after the test, whatever the
+/// test left: a tree deeper than Python's recursion limit and than PATH_MAX, directories
+/// without permissions, a symbolic link to a directory outside (removed, not followed), the
+/// directory's own mode and extended attributes.
+#[test]
+fn the_work_directory_is_emptied_after_a_test_whatever_it_left() {
+    let (_child, mut runner) = start();
+    let work = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("kept"), b"").unwrap();
+    let source = "import os, sys\n\
+                  work, outside = sys.stdin.read().split()\n\
+                  print(sorted(os.listdir(work)))\n\
+                  os.chdir(work)\n\
+                  for _ in range(3000):\n    os.mkdir('d'); os.chdir('d'); open('f', 'w').close()\n\
+                  os.chdir(work)\n\
+                  os.mkdir('locked'); open('locked/x', 'w').close(); os.chmod('locked', 0)\n\
+                  os.symlink(outside, 'link')\n\
+                  os.chmod(work, 0o755)\n\
+                  os.setxattr(work, 'user.left', b'1')";
+    runner.load(&[source], "solution.py", &[], None).unwrap();
+    let stdin = format!("{} {}", work.path().display(), outside.path().display());
+    let judge = rlvr_runner::JudgeOptions {
+        sensor: false,
+        probes: None,
+        fresh_work_directory: Some(work.path().to_str().unwrap()),
+    };
+    for _ in 0..2 {
+        let test = runner
+            .run_judge_test(stdin.as_bytes(), None, judge, LIMITS)
+            .unwrap();
+        assert_eq!(test.exit_code, Some(0), "{test:?}");
+        assert_eq!(String::from_utf8_lossy(&test.stdout), "[]\n");
+    }
+    assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+    assert!(outside.path().join("kept").exists());
+}

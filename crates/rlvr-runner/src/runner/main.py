@@ -141,41 +141,68 @@ def leftover_ipc_objects():
     return found
 
 
-def make_removable(directory):
-    """A test may leave directories without permissions; the runner may lack CAP_DAC_OVERRIDE
-    (degraded mode), so give them back their owner's permissions, top down, before removing."""
-    try:
-        os.chmod(directory, 0o700)
-    except OSError:
-        pass
-    for root, directories, _ in os.walk(directory):
-        for name in directories:
-            try:
-                os.chmod(os.path.join(root, name), 0o700)
-            except OSError:
-                pass
-
-
 def empty_work_directory(work, mode):
     """Removes everything in `work` and gives the directory back its mode and no extended
-    attributes; returns what failed, or None. Between jobs, and after each judge test."""
-    import shutil
-
+    attributes; returns what failed, or None. Between jobs, and after each judge test (every
+    process that could write there is dead by then)."""
     try:
-        for entry in os.scandir(work):
-            if entry.is_dir(follow_symlinks=False):
-                make_removable(entry.path)
-                shutil.rmtree(entry.path)
-            else:
-                os.unlink(entry.path)
         # The directory itself: its mode and extended attributes are state too.
         if os.stat(work).st_mode & 0o7777 != mode:
             os.chmod(work, mode)
+        empty_directory(work)
         for name in os.listxattr(work):
             os.removexattr(work, name)
-    except OSError as error:
-        return f"cannot empty {work}: {error}"
+    except Exception as error:
+        return f"cannot empty {work}: {type(error).__name__}: {error}"
     return None
+
+
+DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def empty_directory(path):
+    """Removes everything below `path` one directory at a time, holding one descriptor and
+    walking back up through `..`: a tree a test left may be deeper than Python's recursion limit
+    (which `shutil.rmtree` hits at about 1,000 levels) and than PATH_MAX, and wider than any
+    number of descriptors. Directories without permissions are given their owner's first."""
+    fd = os.open(path, DIRECTORY_FLAGS)
+    # Per level below `path`: the directory's name in its parent and the parent's
+    # subdirectories still to remove.
+    levels = []
+    try:
+        pending = subdirectories_left(fd)
+        while True:
+            if pending:
+                name = pending.pop()
+                os.chmod(name, 0o700, dir_fd=fd)
+                child = os.open(name, DIRECTORY_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = child
+                levels.append((name, pending))
+                pending = subdirectories_left(fd)
+                continue
+            if not levels:
+                return
+            parent = os.open("..", DIRECTORY_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            name, pending = levels.pop()
+            os.rmdir(name, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def subdirectories_left(fd):
+    """Unlinks every entry of the open directory that is not a directory; returns the names of
+    those that are."""
+    directories = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                directories.append(entry.name)
+            else:
+                os.unlink(entry.name, dir_fd=fd)
+    return directories
 
 
 def work_directory_mode():
