@@ -19,9 +19,12 @@
 //! not a row. Row index = zero-based ordinal of the non-blank lines.
 
 use std::io::Read;
+use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::thread;
 
 use sha2::{Digest, Sha256};
 
@@ -206,7 +209,11 @@ where
     let chunk_bytes = options.chunk_bytes.max(1024);
     let (chunk_sender, chunk_receiver) = mpsc::sync_channel::<Arc<Chunk>>(pool_size);
     let chunk_receiver = Mutex::new(chunk_receiver);
-    let (output_sender, output_receiver) = mpsc::channel::<ChunkOutput<T>>();
+    let (output_sender, output_receiver) = mpsc::channel::<thread::Result<ChunkOutput<T>>>();
+    // Set when `map` or `consume` panicked: the reader stops, the rest is drained, and the
+    // panic is resumed on the calling thread once every thread has ended (unwinding at once
+    // would leave the reader waiting for buffers that never come back: a deadlock).
+    let stop = AtomicBool::new(false);
     let (recycle_sender, recycle_receiver) = mpsc::channel::<Vec<u8>>();
     let (hash_sender, hash_receiver) = if options.sha256 {
         let (sender, receiver) = mpsc::sync_channel::<Arc<Chunk>>(pool_size);
@@ -228,6 +235,7 @@ where
         });
         let reader = scope.spawn({
             let path = path.to_path_buf();
+            let stop = &stop;
             move || {
                 let senders = ChunkSenders {
                     parse: chunk_sender,
@@ -240,6 +248,7 @@ where
                     pool_size,
                     &senders,
                     &recycle_receiver,
+                    stop,
                 )
             }
         });
@@ -253,7 +262,9 @@ where
                         Err(_) => return,
                     };
                     let Ok(chunk) = next else { return };
-                    if output_sender.send(split_and_map(chunk, map)).is_err() {
+                    let output =
+                        panic::catch_unwind(AssertUnwindSafe(|| split_and_map(chunk, map)));
+                    if output_sender.send(output).is_err() {
                         return;
                     }
                 }
@@ -268,25 +279,52 @@ where
             blank_lines: 0,
             sha256: None,
         };
-        let mut pending = std::collections::BTreeMap::new();
+        let mut pending = std::collections::BTreeMap::<u64, ChunkOutput<T>>::new();
         let mut next_sequence = 0;
+        let mut panicked = None;
         for output in output_receiver {
+            let output = match output {
+                Ok(output) if panicked.is_none() => output,
+                Ok(output) => {
+                    release(output.chunk, &recycle_sender);
+                    continue;
+                }
+                Err(payload) => {
+                    panicked.get_or_insert(payload);
+                    stop.store(true, Ordering::Relaxed);
+                    for (_, output) in std::mem::take(&mut pending) {
+                        release(output.chunk, &recycle_sender);
+                    }
+                    continue;
+                }
+            };
             pending.insert(output.chunk.sequence, output);
             while let Some(output) = pending.remove(&next_sequence) {
                 let start_offset = output.chunk.start_offset;
-                for (line, offset, value) in output.rows {
-                    let position = LinePosition {
-                        row: summary.rows,
-                        line: summary.lines + line + 1,
-                        byte_offset: start_offset + offset,
-                    };
-                    summary.rows += 1;
-                    consume(position, value);
-                }
+                let mut rows = output.rows.into_iter();
+                let consumed = panic::catch_unwind(AssertUnwindSafe(|| {
+                    for (line, offset, value) in rows.by_ref() {
+                        let position = LinePosition {
+                            row: summary.rows,
+                            line: summary.lines + line + 1,
+                            byte_offset: start_offset + offset,
+                        };
+                        summary.rows += 1;
+                        consume(position, value);
+                    }
+                }));
                 summary.lines += output.lines;
                 summary.blank_lines += output.blank_lines;
                 release(output.chunk, &recycle_sender);
                 next_sequence += 1;
+                if let Err(payload) = consumed {
+                    panicked = Some(payload);
+                    stop.store(true, Ordering::Relaxed);
+                    for (_, output) in std::mem::take(&mut pending) {
+                        release(output.chunk, &recycle_sender);
+                    }
+                    break;
+                }
             }
         }
         drop(recycle_sender);
@@ -299,6 +337,9 @@ where
             Some(Ok(digest)) => Some(digest),
             Some(Err(panic)) => std::panic::resume_unwind(panic),
         };
+        if let Some(payload) = panicked {
+            panic::resume_unwind(payload);
+        }
         summary.bytes = reader_result?;
         summary.sha256 = sha256;
         Ok(summary)
@@ -357,7 +398,8 @@ struct ChunkSenders {
     hash: Option<mpsc::SyncSender<Arc<Chunk>>>,
 }
 
-/// Reads the file into chunks of whole lines; returns the number of bytes read.
+/// Reads the file into chunks of whole lines; returns the number of bytes read. Stops early
+/// when `stop` is set (a caller's function panicked).
 fn read_chunks(
     mut file: std::fs::File,
     path: PathBuf,
@@ -365,11 +407,15 @@ fn read_chunks(
     pool_size: usize,
     senders: &ChunkSenders,
     recycle_receiver: &mpsc::Receiver<Vec<u8>>,
+    stop: &AtomicBool,
 ) -> Result<u64, ReadError> {
     let mut carry: Vec<u8> = Vec::new();
     let (mut allocated, mut sequence, mut offset) = (0, 0u64, 0u64);
     let mut at_end = false;
     loop {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
         let mut buffer = if allocated < pool_size {
             allocated += 1;
             Vec::new()

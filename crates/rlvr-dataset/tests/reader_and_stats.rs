@@ -156,3 +156,60 @@ proptest! {
         prop_assert_eq!(merged.finish(1, None), sequential.finish(1, None));
     }
 }
+
+/// A panic in the caller's `map` (on a worker thread) or `consume` (on the calling thread)
+/// reaches the caller as that panic, with every thread ended, never a reader waiting forever
+/// for buffers the lost chunk would have returned. Many small chunks, more than the buffer
+/// pool holds, and the hash thread on.
+#[test]
+fn a_panic_in_the_callers_functions_reaches_the_caller_and_nothing_hangs() {
+    let directory = tempfile::tempdir().expect("tempdir");
+    let path = directory.path().join("file.jsonl");
+    let text: String = (0..4000)
+        .map(|line| format!("{{\"line\":{line}}}\n"))
+        .collect();
+    std::fs::write(&path, text).expect("write");
+    let options = ReadOptions {
+        chunk_bytes: 1024,
+        workers: 2,
+        sha256: true,
+    };
+    for panic_in_map in [true, false] {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let (path, options) = (path.clone(), options.clone());
+        std::thread::spawn(move || {
+            let outcome = std::panic::catch_unwind(|| {
+                for_each_line(
+                    &path,
+                    &options,
+                    |line| {
+                        if panic_in_map && line.bytes == b"{\"line\":37}" {
+                            panic!("map failed on line 38");
+                        }
+                        line.bytes.len()
+                    },
+                    |position, _| {
+                        if !panic_in_map && position.line == 200 {
+                            panic!("consume failed on line 200");
+                        }
+                    },
+                )
+            });
+            let _ = sender.send(outcome.map(|_| ()).map_err(|payload| {
+                payload
+                    .downcast_ref::<&str>()
+                    .map(|text| (*text).to_owned())
+                    .unwrap_or_default()
+            }));
+        });
+        let outcome = receiver
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("for_each_line returned (no deadlock)");
+        let expected = if panic_in_map {
+            "map failed on line 38"
+        } else {
+            "consume failed on line 200"
+        };
+        assert_eq!(outcome, Err(expected.to_owned()));
+    }
+}
