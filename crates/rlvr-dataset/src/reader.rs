@@ -291,10 +291,7 @@ where
                 }
                 Err(payload) => {
                     panicked.get_or_insert(payload);
-                    stop.store(true, Ordering::Relaxed);
-                    for (_, output) in std::mem::take(&mut pending) {
-                        release(output.chunk, &recycle_sender);
-                    }
+                    abandon(&stop, &mut pending, &recycle_sender);
                     continue;
                 }
             };
@@ -319,10 +316,7 @@ where
                 next_sequence += 1;
                 if let Err(payload) = consumed {
                     panicked = Some(payload);
-                    stop.store(true, Ordering::Relaxed);
-                    for (_, output) in std::mem::take(&mut pending) {
-                        release(output.chunk, &recycle_sender);
-                    }
+                    abandon(&stop, &mut pending, &recycle_sender);
                     break;
                 }
             }
@@ -344,6 +338,19 @@ where
         summary.sha256 = sha256;
         Ok(summary)
     })
+}
+
+/// After a panic in the caller's functions: stops the reader and hands back the buffers of the
+/// chunks waiting for their turn (the lost chunk's turn never comes).
+fn abandon<T>(
+    stop: &AtomicBool,
+    pending: &mut std::collections::BTreeMap<u64, ChunkOutput<T>>,
+    recycle_sender: &mpsc::Sender<Vec<u8>>,
+) {
+    stop.store(true, Ordering::Relaxed);
+    for (_, output) in std::mem::take(pending) {
+        release(output.chunk, recycle_sender);
+    }
 }
 
 fn split_and_map<T>(chunk: Arc<Chunk>, map: &(impl Fn(Line<'_>) -> T + Sync)) -> ChunkOutput<T> {

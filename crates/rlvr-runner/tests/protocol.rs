@@ -7,7 +7,7 @@ mod common;
 use std::process::Command;
 
 use common::{LIMITS, start};
-use rlvr_runner::{Outcome, RunnerError, TestLimits};
+use rlvr_runner::{LoadReport, Outcome, Runner, RunnerError, TestLimits};
 
 #[test]
 fn compiles_once_and_runs_each_test_in_a_fresh_child() {
@@ -96,6 +96,11 @@ fn os_exit_zero_is_not_completed_either() {
 fn a_syntax_error_fails_every_test_with_its_message() {
     let (_child, mut runner) = start();
     let report = runner.load(&["x = (\n"], "solution.py", &[], None).unwrap();
+    assert_a_syntax_error_fails_the_tests(&mut runner, &report);
+}
+
+/// The load reported a SyntaxError, and a test then exits with status 1 and its message.
+fn assert_a_syntax_error_fails_the_tests(runner: &mut Runner, report: &LoadReport) {
     assert!(
         report
             .compile_error
@@ -104,7 +109,7 @@ fn a_syntax_error_fails_every_test_with_its_message() {
             .contains("SyntaxError")
     );
     let test = runner.run_test(b"", None, LIMITS).unwrap();
-    assert_eq!(test.exit_code, Some(1));
+    assert_eq!((test.outcome, test.exit_code), (Outcome::Exited, Some(1)));
     assert!(String::from_utf8_lossy(&test.stderr).contains("SyntaxError"));
 }
 
@@ -172,15 +177,7 @@ fn a_long_program_that_compiles_past_its_budget_times_out_every_test() {
             Some(Duration::from_secs(30)),
         )
         .unwrap();
-    assert!(
-        report
-            .compile_error
-            .as_deref()
-            .unwrap()
-            .contains("SyntaxError")
-    );
-    let test = runner.run_test(b"", None, LIMITS).unwrap();
-    assert_eq!((test.outcome, test.exit_code), (Outcome::Exited, Some(1)));
+    assert_a_syntax_error_fails_the_tests(&mut runner, &report);
 }
 
 #[test]

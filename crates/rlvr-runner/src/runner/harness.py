@@ -361,19 +361,21 @@ def batch_start(state, header, inputs):
     return {"ok": True, "tests": len(inputs)}
 
 
-def batch_failure(outcome, exit_code, signal_number, wall_ms, stderr=b""):
+def report_without_output(outcome, exit_code, signal_number, wall_ms, stderr=b""):
+    """A test's report when it produced no output: a batch test that failed, or a test that
+    never ran (its program or its code does not compile)."""
     return {"outcome": outcome, "exit_code": exit_code, "signal": signal_number, "completed": False,
             "wall_ms": round(wall_ms, 3), "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
             "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr
 
 
-class BatchChildGone(Exception):
-    """The batch child's result pipe ended: it died (a signal, a limit) or exited."""
+class ChildGone(Exception):
+    """A child's result pipe ended: it died (a signal, a limit) or exited."""
 
 
 def read_with_deadline(fd, size, deadline):
     """Reads exactly `size` bytes; None when the deadline passes first. Raises
-    `BatchChildGone` when the pipe ends."""
+    `ChildGone` when the pipe ends."""
     chunks, remaining = [], size
     poller = select.poll()
     poller.register(fd, select.POLLIN)
@@ -385,7 +387,7 @@ def read_with_deadline(fd, size, deadline):
             continue
         chunk = os.read(fd, min(remaining, 1 << 20))
         if not chunk:
-            raise BatchChildGone
+            raise ChildGone
         chunks.append(chunk)
         remaining -= len(chunk)
     return b"".join(chunks)
@@ -400,7 +402,7 @@ def batch_next(state, header):
     """Runs the next test of the batch in its child and reports it like a `run`."""
     batch = state.get("batch")
     if batch is None or not batch["alive"] or batch["next"] >= batch["count"]:
-        return batch_failure("exited", 1, None, 0.0, b"the batch has no test left to run (its child ended)")
+        return report_without_output("exited", 1, None, 0.0, b"the batch has no test left to run (its child ended)")
     index = batch["next"]
     batch["next"] += 1
     started = time.monotonic()
@@ -421,16 +423,16 @@ def batch_next(state, header):
                 frame, timed_out = None, True
             else:
                 stdout, stderr = payload[:stdout_length], payload[stdout_length:]
-    except (OSError, BatchChildGone):
+    except (OSError, ChildGone):
         frame = None
     wall_ms = (time.monotonic() - started) * 1000.0
     if frame is None:
         # Too slow, or the child died (a signal, the CPU limit, the memory limit).
         exit_code, signal_number = batch_kill(state)
         if timed_out:
-            return batch_failure("timeout", exit_code, signal_number, wall_ms)
+            return report_without_output("timeout", exit_code, signal_number, wall_ms)
         outcome = "signaled" if signal_number is not None else "exited"
-        return batch_failure(outcome, exit_code if exit_code is not None else 1, signal_number, wall_ms)
+        return report_without_output(outcome, exit_code if exit_code is not None else 1, signal_number, wall_ms)
     cap = batch["output_cap"]
     truncated = cap > 0 and len(stdout) > cap
     if truncated:

@@ -77,34 +77,25 @@ def compile_in_child(harness, sources, filename, budget_ms):
                 payload = marshal.dumps((True, compile_program(harness, sources, filename)))
             except BaseException as error:
                 payload = marshal.dumps((False, describe_failure(error)))
-            write_all(write_end, payload)
+            write_all(write_end, struct.pack("<Q", len(payload)) + payload)
         finally:
             os._exit(0)
     os.close(write_end)
     deadline = time.monotonic() + budget_ms / 1000.0
-    poller = select.poll()
-    poller.register(read_end, select.POLLIN)
-    chunks, timed_out = [], False
+    data = None
     try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                timed_out = True
-                break
-            if not poller.poll(max(1, math_ceil(left * 1000))):
-                continue
-            chunk = os.read(read_end, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
+        size = read_with_deadline(read_end, 8, deadline)
+        if size is not None:
+            data = read_with_deadline(read_end, struct.unpack("<Q", size)[0], deadline)
+    except ChildGone:
+        data = b""
     finally:
         os.close(read_end)
-        if timed_out:
+        if data is None:
             os.kill(child, signal.SIGKILL)
         _, status = os.waitpid(child, 0)
-    if timed_out:
+    if data is None:
         return [], f"compiling the program took longer than the test's time limit ({budget_ms} ms)\n", True
-    data = b"".join(chunks)
     if not data:
         how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"status {os.WEXITSTATUS(status)}"
         return [], f"the compiler died ({how}): the program is too large to compile here\n", False

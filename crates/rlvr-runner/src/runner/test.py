@@ -76,17 +76,12 @@ def reap_all(wait_seconds=0.0):
 
 
 def run_test(state, header, stdin, extra_source):
-    if state["compile_timeout_ms"] is not None:
-        # As in a fresh `python FILE` per test, whose compile counts against the test's time.
-        stderr = state["compile_error"].encode("utf-8", "backslashreplace")
-        return {"outcome": "timeout", "exit_code": None, "signal": signal.SIGKILL, "completed": False,
-                "wall_ms": float(state["compile_timeout_ms"]), "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
-                "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr, b""
     if state["compile_error"] is not None:
         stderr = state["compile_error"].encode("utf-8", "backslashreplace")
-        return {"outcome": "exited", "exit_code": 1, "signal": None, "completed": False,
-                "wall_ms": 0.0, "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
-                "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr, b""
+        if state["compile_timeout_ms"] is not None:
+            # As in a fresh `python FILE` per test, whose compile counts against the test's time.
+            return (*report_without_output("timeout", None, signal.SIGKILL, state["compile_timeout_ms"], stderr), b"")
+        return (*report_without_output("exited", 1, None, 0.0, stderr), b"")
     extra = None
     probes = extra_source if header.get("probes") else None
     if probes is None and extra_source is not None:
@@ -94,9 +89,7 @@ def run_test(state, header, stdin, extra_source):
             extra = compile(extra_source, "<test>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as error:
             stderr = "".join(traceback.format_exception_only(type(error), error)).encode()
-            return {"outcome": "exited", "exit_code": 1, "signal": None, "completed": False,
-                    "wall_ms": 0.0, "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
-                    "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr, b""
+            return (*report_without_output("exited", 1, None, 0.0, stderr), b"")
     files = test_files(stdin)
     # Judge tests: the tamper sensor's report and a split test's results, fresh per test.
     judge = {}
