@@ -78,13 +78,13 @@ pub struct EngineStatistics {
     pub panics: AtomicU64,
     /// Tests in which each tamper kind was seen, indexed like [`TamperKind::ALL`].
     pub tampering: [AtomicU64; TamperKind::ALL.len()],
-    /// Judge functional tests the referee split, and those that ran whole.
-    pub functional_split: AtomicU64,
-    pub functional_unsplit: AtomicU64,
+    /// Comparisons between two of a solution's own objects in judge functional tests (the
+    /// solution's word; docs/profiles.md).
+    pub untrusted_comparisons: AtomicU64,
 }
 
 impl EngineStatistics {
-    /// Counts a finished job's tampering and functional coverage.
+    /// Counts a finished job's tampering and untrusted comparisons.
     fn record_judging(&self, result: &JobResult) {
         for (slot, kind) in TamperKind::ALL.iter().enumerate() {
             let count = result.tampering.count(*kind);
@@ -92,11 +92,9 @@ impl EngineStatistics {
                 self.tampering[slot].fetch_add(count, Ordering::Relaxed);
             }
         }
-        if let Some(coverage) = result.functional {
-            self.functional_split
-                .fetch_add(coverage.split as u64, Ordering::Relaxed);
-            self.functional_unsplit
-                .fetch_add(coverage.unsplit as u64, Ordering::Relaxed);
+        if let Some(count) = result.untrusted_comparisons {
+            self.untrusted_comparisons
+                .fetch_add(count, Ordering::Relaxed);
         }
     }
 }

@@ -14,13 +14,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::fault_injection::{self, Site};
-use crate::functional::{FunctionalJudge, ProgramSplit};
-use crate::runner_start::{RUNNER_CPU, RunnerProcess, start_runner};
+use std::os::fd::AsFd;
+
+use crate::functional::{FunctionalJudge, LiveVerdict};
+use crate::live::discard_pending;
+use crate::runner_start::{LiveChannel, RUNNER_CPU, RunnerProcess, start_runner};
 use crate::sharing::{self, HelpBoard, SharedStage};
-use rlvr_runner::{Harness, JudgeOptions, Outcome, Runner, RunnerError, TestLimits, TestReport};
+use rlvr_runner::{Harness, JudgeOptions, Outcome, PipeError, Runner, TestLimits, TestReport};
 use rlvr_sandbox::{Sandbox, SandboxedProcess, WORK_DIRECTORY};
 use rlvr_verify::{
-    ExecutionPlan, ExecutionResult, FunctionalSplit, JobRun, Profile, ProfileName, ProgramText,
+    ExecutionPlan, ExecutionResult, JobRun, LiveFunctional, Profile, ProfileName, ProgramText,
     Stage, StageCondition, TamperKind, Tampering, TestProgram, TestRun, Verdict, judge_test,
 };
 
@@ -40,6 +43,8 @@ const SIGSYS: i32 = 31;
 struct Session {
     process: SandboxedProcess,
     runner: Runner,
+    /// The engine's ends of the live pipes (judge functional tests).
+    live: LiveChannel,
     /// What the runner has compiled.
     loaded: Option<Loaded>,
     /// Why it does not compile, when it does not (the last line of the error).
@@ -49,12 +54,12 @@ struct Session {
 }
 
 /// What a runner has compiled: one program's source (with the name the reference runs it
-/// under: `python -c` programs have no file), or a judge job's prelude and solution (split
-/// functional tests: each test then sends only its probes).
+/// under: `python -c` programs have no file), or a judge job's prelude and solution (live
+/// functional tests: each test's child answers the referee's calls).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Loaded {
     Source(ProgramText, &'static str),
-    Split { prelude: String, solution: String },
+    Live { prelude: String, solution: String },
 }
 
 /// What a runner was started for; a runner serves the next job only if it needs the same.
@@ -291,17 +296,12 @@ struct JobExecution<'e> {
     /// What the runner saw that explains the verdicts (first one wins).
     note: Option<String>,
     functional: &'e mut FunctionalJudge,
-    /// A judge functional test ran whole (not split): its expected side went through this
-    /// runner, so the runner must not serve another job.
-    exposed: bool,
-    /// The last split test's probe results, as its child wrote them.
-    probe_results: Vec<u8>,
 }
 
 /// A runner that failed, and whether it failed loading the program or running a test.
 struct SessionFailure {
     during_load: bool,
-    error: RunnerError,
+    error: PipeError,
 }
 
 impl<'e> JobExecution<'e> {
@@ -320,44 +320,26 @@ impl<'e> JobExecution<'e> {
             response_deaths: 0,
             note: None,
             functional,
-            exposed: false,
-            probe_results: Vec::new(),
         }
     }
 
-    /// The runner to keep for the next job, unless an unsplit judge test's expected side went
-    /// through it (another job's test child, forked from it, could read what is left of it).
+    /// The runner to keep for the next job (the runner vouches at its `reset` that nothing
+    /// carries over; no expected value ever entered it).
     fn keep_session(&mut self) -> Option<Session> {
-        let session = self.session.take()?;
-        if self.exposed {
-            session.finish();
-            return None;
-        }
-        Some(session)
+        self.session.take()
     }
 
-    /// Runs program `index` of the plan: a judge functional test split by the referee runs
-    /// its probes and is judged there; anything else runs as its program.
+    /// Runs program `index` of the plan: a judge functional test runs live between the
+    /// referee (opened for the job first) and its child; anything else runs as its program.
     fn run_test(&mut self, index: usize, time_limit: Duration) -> ExecutionResult {
         let plan = Arc::clone(self.plan);
         let program = &plan.programs[index];
-        let split = if program.check.is_some() {
-            match self.functional.split_of(self.sandbox, self.plan, index) {
-                Ok(split) => split,
-                Err(message) => return sandbox_error(message),
-            }
-        } else {
-            ProgramSplit::Unsplit
-        };
-        self.exposed |= program.check.is_some() && split == ProgramSplit::Unsplit;
-        self.probe_results.clear();
-        let mut result = self.run_program(program, &split, time_limit);
-        if program.check.is_some() {
-            let results = std::mem::take(&mut self.probe_results);
-            self.functional
-                .conclude(self.plan, index, &split, &results, &mut result, time_limit);
+        if program.check.is_some()
+            && let Err(message) = self.functional.open(self.sandbox, self.plan)
+        {
+            return sandbox_error(message);
         }
-        result
+        self.run_program(program, index, time_limit)
     }
 
     fn note(&mut self, note: impl FnOnce() -> String) {
@@ -382,7 +364,7 @@ impl<'e> JobExecution<'e> {
     fn run_program(
         &mut self,
         program: &TestProgram,
-        split: &ProgramSplit,
+        index: usize,
         time_limit: Duration,
     ) -> ExecutionResult {
         fault_injection::panic_if_armed(Site::Execute, |marker| program.source.contains(marker));
@@ -398,12 +380,18 @@ impl<'e> JobExecution<'e> {
                     Err(message) => return sandbox_error(message),
                 },
             };
-            let failure = match session.run(self.plan, self.profile, program, split, time_limit) {
-                Ok((result, compile_error, probe_results)) => {
+            let run = session.run(
+                self.plan,
+                self.profile,
+                (program, index),
+                time_limit,
+                self.functional,
+            );
+            let failure = match run {
+                Ok((result, compile_error)) => {
                     if let Some(compile_error) = compile_error {
                         self.note(|| format!("the code does not compile: {compile_error}"));
                     }
-                    self.probe_results = probe_results;
                     return result;
                 }
                 Err(failure) => failure,
@@ -425,15 +413,13 @@ impl<'e> JobExecution<'e> {
                     memory_exceeded: true,
                     signal: Some(SIGKILL),
                     wall_time: Some(time_limit),
-                    completed: Some(false),
                     ..ExecutionResult::default()
                 };
             }
-            if matches!(failure.error, RunnerError::Deadline) && !failure.during_load {
+            if matches!(failure.error, PipeError::Deadline) && !failure.during_load {
                 return ExecutionResult {
                     timed_out: true,
                     wall_time: Some(time_limit),
-                    completed: Some(false),
                     ..ExecutionResult::default()
                 };
             }
@@ -528,7 +514,7 @@ impl<'e> JobExecution<'e> {
                     self.response_deaths += 1;
                     let verdict = if out_of_memory {
                         Some(Verdict::MemoryLimit)
-                    } else if matches!(failure.error, RunnerError::Deadline) {
+                    } else if matches!(failure.error, PipeError::Deadline) {
                         Some(Verdict::Timeout)
                     } else if self.response_deaths >= MAX_RESPONSE_RUNNER_DEATHS {
                         Some(Verdict::RuntimeError)
@@ -556,12 +542,16 @@ impl<'e> JobExecution<'e> {
 
     fn start_session(&self) -> Result<Session, String> {
         let limits = &self.plan.limits;
-        let RunnerProcess { process, runner } =
-            start_runner(self.sandbox, limits.memory_bytes, limits.job_deadline)?;
+        let RunnerProcess {
+            process,
+            runner,
+            live,
+        } = start_runner(self.sandbox, limits.memory_bytes, limits.job_deadline)?;
         let out_of_memory_kills = process.usage().out_of_memory_kills;
         Ok(Session {
             process,
             runner,
+            live,
             loaded: None,
             compile_error: None,
             out_of_memory_kills,
@@ -570,7 +560,7 @@ impl<'e> JobExecution<'e> {
 }
 
 impl Session {
-    /// Loads what `program` needs (a split test: the judge's prelude and the solution; else the
+    /// Loads what `program` needs (a live test: the judge's prelude and the solution; else the
     /// program under its harness, with the name the reference runs it under) unless the runner
     /// holds it already; a load that cannot import what the profile needs is a
     /// `sandbox_error` result.
@@ -578,14 +568,14 @@ impl Session {
         &mut self,
         plan: &ExecutionPlan,
         program: &TestProgram,
-        split: Option<&FunctionalSplit>,
+        live: Option<&LiveFunctional>,
         compile_budget: Duration,
     ) -> Result<Option<ExecutionResult>, SessionFailure> {
         let filename = plan.program_filename(program);
         // Shared heads compare by pointer first (`Arc<str>` equality does), so a job's stdin
         // tests never compare their code byte by byte.
-        let loaded = match (&self.loaded, split) {
-            (Some(Loaded::Split { prelude, solution }), Some(functional)) => {
+        let loaded = match (&self.loaded, live) {
+            (Some(Loaded::Live { prelude, solution }), Some(functional)) => {
                 *prelude == functional.prelude && *solution == functional.solution
             }
             (Some(Loaded::Source(source, loaded_filename)), None) => {
@@ -601,7 +591,7 @@ impl Session {
         }
         // The whole text exists only while it is sent.
         let whole = program.source.to_string();
-        let sources: Vec<&str> = match split {
+        let sources: Vec<&str> = match live {
             Some(functional) => vec![&functional.prelude, &functional.solution],
             None => vec![&whole],
         };
@@ -609,7 +599,7 @@ impl Session {
             .runner
             .load_bounded(
                 &sources,
-                if split.is_some() {
+                if live.is_some() {
                     "solution.py"
                 } else {
                     filename
@@ -635,8 +625,8 @@ impl Session {
                 .unwrap_or_default()
                 .to_owned()
         });
-        self.loaded = Some(match split {
-            Some(functional) => Loaded::Split {
+        self.loaded = Some(match live {
+            Some(functional) => Loaded::Live {
                 prelude: functional.prelude.clone(),
                 solution: functional.solution.clone(),
             },
@@ -645,28 +635,24 @@ impl Session {
         Ok(None)
     }
 
-    /// Runs one test, loading its program first when the runner holds another. Returns the
-    /// result, the error when the program does not compile, and a split test's probe results.
-    /// A split test loads the prelude and the solution once per job and sends only its probes.
+    /// Runs one test (`program`, the plan's program number `index`), loading its program first
+    /// when the runner holds another. Returns the result and the error when the program does
+    /// not compile. A judge functional test runs live: the prelude and the solution are loaded
+    /// once per job, and the test's child answers the referee's calls through `functional`.
     fn run(
         &mut self,
         plan: &ExecutionPlan,
         profile: &Profile,
-        program: &TestProgram,
-        split: &ProgramSplit,
+        (program, index): (&TestProgram, usize),
         time_limit: Duration,
-    ) -> Result<(ExecutionResult, Option<String>, Vec<u8>), SessionFailure> {
-        let units = match (split, &plan.functional_split) {
-            (ProgramSplit::Split(probes), Some(functional)) => Some((functional, probes.as_str())),
+        functional: &mut FunctionalJudge,
+    ) -> Result<(ExecutionResult, Option<String>), SessionFailure> {
+        let live = match (&program.check, &plan.live_functional) {
+            (Some(_), Some(live)) => Some(live),
             _ => None,
         };
-        if let Some(error) = self.ensure_loaded(
-            plan,
-            program,
-            units.map(|(functional, _)| functional),
-            time_limit,
-        )? {
-            return Ok((error, None, Vec::new()));
+        if let Some(error) = self.ensure_loaded(plan, program, live, time_limit)? {
+            return Ok((error, None));
         }
         let limits = TestLimits {
             wall_ms: u64::try_from(time_limit.as_millis())
@@ -689,25 +675,56 @@ impl Session {
         let judged = profile.name == ProfileName::Judge;
         let judge = JudgeOptions {
             sensor: judged,
-            probes: units.map(|(_, probes)| probes),
+            live: live.is_some(),
             fresh_work_directory: judged.then_some(WORK_DIRECTORY),
         };
-        let mut report = self
+        let failed = |error| SessionFailure {
+            during_load: false,
+            error,
+        };
+        if live.is_none() {
+            let report = self
+                .runner
+                .run_judge_test(stdin, None, judge, limits)
+                .map_err(failed)?;
+            let out_of_memory = self.out_of_memory_since_last_test();
+            return Ok((
+                execution_result(report, out_of_memory),
+                self.compile_error.clone(),
+            ));
+        }
+        // Whatever a dead child of an earlier test left in the pipe is not this test's.
+        discard_pending(self.live.from_child.as_fd());
+        let report_deadline = self
             .runner
-            .run_judge_test(stdin, None, judge, limits)
-            .map_err(|error| SessionFailure {
-                during_load: false,
-                error,
-            })?;
+            .start_test(stdin, None, judge, limits)
+            .map_err(failed)?;
+        let Some((run, verdict)) =
+            functional.relay(&mut self.runner, report_deadline, &self.live, index, time_limit)
+        else {
+            // The caller opened the referee first; without one the test cannot be judged.
+            let _ = self.runner.abort();
+            self.runner.finish_test(report_deadline).map_err(failed)?;
+            return Ok((
+                sandbox_error("no referee is open for this job".to_owned()),
+                None,
+            ));
+        };
+        let report = run.report.map_err(failed)?;
+        let out_of_memory = self.out_of_memory_since_last_test();
+        let exited_cleanly = report.exit_code == Some(0);
+        let aborted = report.aborted;
+        let mut result = execution_result(report, out_of_memory);
+        apply_live_verdict(&mut result, &verdict, aborted, exited_cleanly);
+        Ok((result, self.compile_error.clone()))
+    }
+
+    /// Whether the cgroup OOM-killed something since the last test.
+    fn out_of_memory_since_last_test(&mut self) -> bool {
         let kills = self.process.usage().out_of_memory_kills;
         let out_of_memory = kills > self.out_of_memory_kills;
         self.out_of_memory_kills = kills;
-        let probe_results = std::mem::take(&mut report.results);
-        Ok((
-            execution_result(report, out_of_memory),
-            self.compile_error.clone(),
-            probe_results,
-        ))
+        out_of_memory
     }
 
     /// One batch stage (see [`JobExecution::run_batch_stage`]); on a runner failure, the
@@ -779,9 +796,7 @@ impl Session {
                 .runner
                 .batch_next(wall_ms)
                 .map_err(|error| (batch_failure(error), position))?;
-            let kills = self.process.usage().out_of_memory_kills;
-            let out_of_memory = kills > self.out_of_memory_kills;
-            self.out_of_memory_kills = kills;
+            let out_of_memory = self.out_of_memory_since_last_test();
             let program = &plan.programs[program_index];
             let result = execution_result(report, out_of_memory);
             let verdict = judge_test(profile, program, &result);
@@ -828,7 +843,6 @@ fn execution_result(report: TestReport, out_of_memory: bool) -> ExecutionResult 
             .into_owned();
     let last_line = stderr_tail.trim_end().lines().last().unwrap_or("");
     let memory_error = report.exit_code == Some(1) && last_line.starts_with("MemoryError");
-    let assertion_failed = report.exit_code == Some(1) && last_line.starts_with("AssertionError");
     let mut tampering: Tampering = report
         .tampering
         .iter()
@@ -846,11 +860,38 @@ fn execution_result(report: TestReport, out_of_memory: bool) -> ExecutionResult 
         sandbox_error: None,
         // The runner's figure is data from inside the sandbox: never trust it to be finite.
         wall_time: Duration::try_from_secs_f64(report.wall_ms / 1000.0).ok(),
-        completed: Some(report.completed),
         stdout: report.stdout,
         tampering,
-        assertion_failed,
         ..ExecutionResult::default()
+    }
+}
+
+/// What the referee decided, onto the runner's report of the child. A child the engine ended
+/// after a verdict other than a pass was killed by it: that is not the solution's crash, and
+/// no limit it was under then counts. A child that left before the verdict with status 0
+/// (`exit()` during a call) tried to end the test early.
+fn apply_live_verdict(
+    result: &mut ExecutionResult,
+    verdict: &LiveVerdict,
+    aborted: bool,
+    exited_cleanly: bool,
+) {
+    result.referee = verdict.verdict;
+    result.untrusted_comparisons = verdict.untrusted_comparisons;
+    if aborted {
+        result.exit_code = None;
+        result.signal = None;
+        result.timed_out = false;
+        result.memory_exceeded = false;
+    }
+    if verdict.timed_out {
+        result.timed_out = true;
+    }
+    if verdict.protocol_violation {
+        result.tampering.insert(TamperKind::ForgedReport);
+    }
+    if verdict.child_ended_first && exited_cleanly {
+        result.tampering.insert(TamperKind::EarlyExit);
     }
 }
 
@@ -866,7 +907,6 @@ fn runner_died() -> ExecutionResult {
     ExecutionResult {
         exit_code: None,
         signal: Some(SIGKILL),
-        completed: Some(false),
         ..ExecutionResult::default()
     }
 }

@@ -1,51 +1,38 @@
-//! Judge functional tests through the referee (issue 12): one warm referee per worker, in a
-//! sandbox of its own, that splits each test of a job once and judges each split test from the
-//! plain-data values its child reported. The expected side of a test stays in the referee; the
-//! runner (and every test child forked from it) only ever sees the solution's calls and their
-//! inputs.
+//! Judge functional tests through the referee (issue 22): one warm referee per worker, in a
+//! sandbox of its own, runs each test's code whole; the solution answers the test's calls one
+//! at a time from a child of the runner ([`crate::live`] relays the messages). The expected side
+//! of a test never enters the runner's sandbox.
 //!
-//! A referee that fails while opening a job is replaced once; if the second one fails too, the
-//! job's tests get `sandbox_error` (the referee never runs the solution, so this is
-//! infrastructure). A referee that fails while judging a test has been fed that test's values by
-//! the solution: the test fails (never `sandbox_error`, which would let a response void its
-//! score) and the referee is replaced.
+//! A referee that fails to start or to open a job is replaced once; if the second one fails
+//! too, the job's tests get `sandbox_error` (the referee never runs the solution, so this is
+//! infrastructure). A referee that fails during a test was fed that test's messages by the
+//! solution: the test fails (never `sandbox_error`, which would let a response void its score)
+//! and the referee is replaced. One that runs past the test's deadline (the test's own code on
+//! the solution's values: a helper looping on a cyclic list) is replaced too; the test is a
+//! timeout, and costs its limit, no more.
 
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rlvr_referee::{Outcome, Referee, TestSplit};
+use rlvr_referee::{Outcome, Referee};
+use rlvr_runner::Runner;
 use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec};
-use rlvr_verify::{ExecutionPlan, ExecutionResult, RefereeVerdict, TamperKind};
+use rlvr_verify::{ExecutionPlan, RefereeVerdict};
 
-/// Memory of the referee's sandbox: the prelude, a job's tests and the values its children
-/// report (bounded by the output limit).
-const REFEREE_MEMORY_BYTES: u64 = 1 << 30;
-/// Time the referee gets to judge a test beyond the test's own limit.
-const JUDGE_GRACE: Duration = Duration::from_secs(5);
+use crate::live::{LiveRun, RefereeFailure, relay};
+use crate::runner_start::LiveChannel;
 
-/// How one program of a job runs: split (with the probe spec for its child) or whole.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ProgramSplit {
-    /// Only these probes run next to the solution.
-    Split(String),
-    /// The test runs whole, as the sentinel program.
-    Unsplit,
-}
-
-/// The referee's verdict on one split test, and whether the child's report was forged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Judged {
-    verdict: RefereeVerdict,
-    forged: bool,
-}
+/// Memory of the referee's sandbox: the prelude, a job's tests and the values the solution's
+/// child sends (each message at most `live::MAX_CHILD_MESSAGE`).
+const REFEREE_MEMORY_BYTES: u64 = 2 << 30;
 
 struct RefereeSession {
     process: SandboxedProcess,
     referee: Referee,
     prelude: String,
-    /// The job open in the referee and how each of its programs is split.
-    open: Option<(Arc<ExecutionPlan>, Arc<[ProgramSplit]>)>,
+    /// The job open in the referee.
+    open: Option<Arc<ExecutionPlan>>,
 }
 
 /// A worker's referee (started on the first judge functional job).
@@ -54,25 +41,33 @@ pub(crate) struct FunctionalJudge {
     session: Option<RefereeSession>,
 }
 
+/// What the referee made of one live test.
+#[derive(Debug)]
+pub(crate) struct LiveVerdict {
+    /// The verdict (`None` with `timed_out`: the referee's work ran past the test's limit).
+    pub(crate) verdict: Option<RefereeVerdict>,
+    /// The referee's own work on the test ran past the deadline.
+    pub(crate) timed_out: bool,
+    /// Comparisons between two of the solution's own objects.
+    pub(crate) untrusted_comparisons: u64,
+    /// The child ended before the verdict.
+    pub(crate) child_ended_first: bool,
+    /// The child broke the protocol.
+    pub(crate) protocol_violation: bool,
+}
+
 impl FunctionalJudge {
-    /// How each program of `plan` runs, splitting the job in the referee the first time.
-    fn splits(
-        &mut self,
-        sandbox: &Sandbox,
-        plan: &Arc<ExecutionPlan>,
-    ) -> Result<Arc<[ProgramSplit]>, String> {
-        let Some(split) = &plan.functional_split else {
-            return Ok(plan
-                .programs
-                .iter()
-                .map(|_| ProgramSplit::Unsplit)
-                .collect());
+    /// Makes the referee ready for `plan`'s tests: started with its prelude and the job open,
+    /// once per job.
+    pub(crate) fn open(&mut self, sandbox: &Sandbox, plan: &Arc<ExecutionPlan>) -> Result<(), String> {
+        let Some(live) = &plan.live_functional else {
+            return Err("the plan has no functional prelude".to_owned());
         };
         if let Some(session) = &self.session
-            && let Some((open, splits)) = &session.open
+            && let Some(open) = &session.open
             && Arc::ptr_eq(open, plan)
         {
-            return Ok(Arc::clone(splits));
+            return Ok(());
         }
         let tests: Vec<&str> = plan
             .programs
@@ -84,10 +79,10 @@ impl FunctionalJudge {
             let reusable = self
                 .session
                 .as_ref()
-                .is_some_and(|session| session.prelude == split.prelude);
+                .is_some_and(|session| session.prelude == live.prelude);
             if !reusable {
                 self.stop();
-                match start(sandbox, &split.prelude) {
+                match start(sandbox, &live.prelude) {
                     Ok(session) => self.session = Some(session),
                     Err(error) => {
                         last_error = error;
@@ -98,20 +93,14 @@ impl FunctionalJudge {
             let Some(session) = self.session.as_mut() else {
                 continue;
             };
-            match session.referee.open(&split.solution, &tests) {
-                Ok(answers) => {
-                    let splits: Arc<[ProgramSplit]> = answers
-                        .into_iter()
-                        .zip(&plan.programs)
-                        .map(|(answer, program)| match answer {
-                            TestSplit::Split { probes } if program.check.is_some() => {
-                                ProgramSplit::Split(probes)
-                            }
-                            _ => ProgramSplit::Unsplit,
-                        })
-                        .collect();
-                    session.open = Some((Arc::clone(plan), Arc::clone(&splits)));
-                    return Ok(splits);
+            if session.open.take().is_some() && session.referee.close().is_err() {
+                self.stop();
+                continue;
+            }
+            match session.referee.open(&tests) {
+                Ok(()) => {
+                    session.open = Some(Arc::clone(plan));
+                    return Ok(());
                 }
                 Err(error) => {
                     last_error = error.to_string();
@@ -123,89 +112,63 @@ impl FunctionalJudge {
         Err(format!("the referee failed: {last_error}"))
     }
 
-    /// How program `index` of `plan` runs.
-    pub(crate) fn split_of(
+    /// Runs test `index` of the open job: the runner's child (started already; its report is
+    /// due by `report_deadline`) answers the referee's calls until the verdict, within
+    /// `time_limit`. `None` when no referee is open (the caller opened it first).
+    pub(crate) fn relay(
         &mut self,
-        sandbox: &Sandbox,
-        plan: &Arc<ExecutionPlan>,
+        runner: &mut Runner,
+        report_deadline: Instant,
+        channel: &LiveChannel,
         index: usize,
-    ) -> Result<ProgramSplit, String> {
-        let splits = self.splits(sandbox, plan)?;
-        Ok(splits.get(index).cloned().unwrap_or(ProgramSplit::Unsplit))
-    }
-
-    /// After a judge functional test ran: records whether it was split and an early exit, and
-    /// for a split test whose child ran to its end, asks the referee for the verdict.
-    pub(crate) fn conclude(
-        &mut self,
-        plan: &Arc<ExecutionPlan>,
-        index: usize,
-        split: &ProgramSplit,
-        results: &[u8],
-        result: &mut ExecutionResult,
         time_limit: Duration,
-    ) {
-        result.split = Some(matches!(split, ProgramSplit::Split(_)));
-        if result.exit_code == Some(0) && result.completed == Some(false) {
-            result.tampering.insert(TamperKind::EarlyExit);
-        }
-        let clean = result.sandbox_error.is_none()
-            && !result.timed_out
-            && !result.memory_exceeded
-            && !result.output_exceeded
-            && result.signal.is_none()
-            && result.exit_code == Some(0)
-            && result.completed == Some(true);
-        if !clean || !matches!(split, ProgramSplit::Split(_)) {
-            return;
-        }
-        match self.judge(plan, index, results, time_limit) {
-            Some(judged) => {
-                result.referee = Some(judged.verdict);
-                if judged.forged {
-                    result.tampering.insert(TamperKind::ForgedReport);
-                }
-            }
-            // The referee failed on the values this solution reported: its failure.
-            None => result.referee = Some(RefereeVerdict::Fail),
-        }
-    }
-
-    /// Judges program `program` of the open job from its child's results file; `None` when
-    /// the referee failed on these values (it is then replaced).
-    fn judge(
-        &mut self,
-        plan: &Arc<ExecutionPlan>,
-        program: usize,
-        results: &[u8],
-        time_limit: Duration,
-    ) -> Option<Judged> {
+    ) -> Option<(LiveRun, LiveVerdict)> {
         let session = self.session.as_mut()?;
-        if !session
-            .open
-            .as_ref()
-            .is_some_and(|(open, _)| Arc::ptr_eq(open, plan))
-        {
-            return None;
-        }
-        match session
-            .referee
-            .judge(program, results, time_limit + JUDGE_GRACE)
-        {
-            Ok(judgement) => Some(Judged {
-                verdict: match judgement.outcome {
+        session.open.as_ref()?;
+        let test_deadline = Instant::now()
+            .checked_add(time_limit)
+            .unwrap_or(report_deadline);
+        let run = relay(
+            runner,
+            report_deadline,
+            channel,
+            &mut session.referee,
+            index,
+            test_deadline,
+        );
+        let mut verdict = LiveVerdict {
+            verdict: None,
+            timed_out: false,
+            untrusted_comparisons: 0,
+            child_ended_first: run.child_ended_first,
+            protocol_violation: run.protocol_violation,
+        };
+        match (&run.judgement, &run.referee_failure) {
+            (Some(judgement), _) => {
+                verdict.untrusted_comparisons = judgement.untrusted_comparisons;
+                verdict.verdict = Some(match judgement.outcome {
                     Outcome::Pass => RefereeVerdict::Pass,
                     Outcome::Fail => RefereeVerdict::Fail,
                     Outcome::Error => RefereeVerdict::Error,
-                },
-                forged: judgement.forged,
-            }),
-            Err(error) => {
-                tracing::debug!("the referee failed judging a test ({error}); restarting it");
+                    Outcome::Memory => RefereeVerdict::Memory,
+                    Outcome::Ended => RefereeVerdict::Ended,
+                });
+            }
+            (None, Some(RefereeFailure::Deadline)) => {
+                verdict.timed_out = true;
+                tracing::debug!("the referee ran past a test's deadline; replacing it");
                 self.stop();
-                None
+            }
+            (None, failure) => {
+                // The solution fed the referee this test's messages: its failure.
+                if let Some(RefereeFailure::Broken(error)) = failure {
+                    tracing::debug!("the referee failed during a test ({error}); replacing it");
+                }
+                verdict.verdict = Some(RefereeVerdict::Broken);
+                self.stop();
             }
         }
+        Some((run, verdict))
     }
 
     /// Closes the open job (its process in the referee exits with everything it held).

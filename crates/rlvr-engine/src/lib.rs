@@ -6,6 +6,7 @@ mod engine;
 mod executor;
 mod fault_injection;
 mod functional;
+mod live;
 mod in_order;
 mod job_line;
 mod result_line;

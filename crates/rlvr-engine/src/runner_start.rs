@@ -4,7 +4,9 @@
 //! and time limits, and the framed connection to it. Public so tests and benchmarks can drive
 //! the same runner the engine drives.
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
+
+use rlvr_runner::transport::set_nonblocking;
 use std::time::Duration;
 
 use rlvr_runner::Runner;
@@ -24,6 +26,19 @@ pub struct RunnerProcess {
     pub process: SandboxedProcess,
     /// The protocol connection to it.
     pub runner: Runner,
+    /// The engine's ends of the live pipes its judge functional test children talk on.
+    pub live: LiveChannel,
+}
+
+/// The engine's ends of the two pipes between a judge functional test's child and the engine
+/// (runner/live.py): the runner holds the other ends and hands them to each live test child
+/// only. Non-blocking: a child that stops reading or writes garbage never holds the engine.
+#[derive(Debug)]
+pub struct LiveChannel {
+    /// Messages for the child (the referee's requests and answers).
+    pub to_child: OwnedFd,
+    /// Messages from the child.
+    pub from_child: OwnedFd,
 }
 
 /// The sandbox memory limit of a runner whose tests may use `test_memory_bytes` each. Bounded:
@@ -40,9 +55,12 @@ pub fn start_runner(
     test_memory_bytes: u64,
     wall: Duration,
 ) -> Result<RunnerProcess, String> {
+    let [child_reads, to_child, from_child, child_writes] = live_pipes()?;
     let mut request = SpawnRequest::new(Program::Command {
         argv: rlvr_runner::runner_command(),
     });
+    // Descriptors 3 and 4: the runner moves them out of the way of its own protocol.
+    request.extra_descriptors = vec![child_reads, child_writes];
     request.limits.memory_bytes = runner_memory_bytes(test_memory_bytes);
     request.limits.cpu = RUNNER_CPU;
     request.limits.wall = wall;
@@ -54,5 +72,26 @@ pub fn start_runner(
         return Err("the sandbox gave the runner no pipes".to_owned());
     };
     let runner = Runner::new(OwnedFd::from(stdin), OwnedFd::from(stdout));
-    Ok(RunnerProcess { process, runner })
+    Ok(RunnerProcess {
+        process,
+        runner,
+        live: LiveChannel {
+            to_child,
+            from_child,
+        },
+    })
+}
+
+/// Two pipes for a runner's live tests: `(runner reads, engine writes)` and `(engine reads,
+/// runner writes)`, close-on-exec; the engine's ends are non-blocking.
+fn live_pipes() -> Result<[OwnedFd; 4], String> {
+    let pipe = || {
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+            .map_err(|error| format!("cannot create the live pipes: {error}"))
+    };
+    let (child_reads, to_child) = pipe()?;
+    let (from_child, child_writes) = pipe()?;
+    set_nonblocking(to_child.as_fd());
+    set_nonblocking(from_child.as_fd());
+    Ok([child_reads, to_child, from_child, child_writes])
 }

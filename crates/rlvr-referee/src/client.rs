@@ -1,293 +1,201 @@
-//! The Rust end of the referee protocol (see `referee/header.py`): requests on the referee's
-//! stdin, answers on its stdout, never blocking past a deadline. Any error means the referee
-//! can no longer be trusted to be in step: the caller kills it and starts another.
+//! The Rust end of the referee protocol (see `referee/header.py`), on the runner's framed pipe
+//! (`rlvr_runner::transport`): requests on the referee's stdin, answers on its stdout, never
+//! blocking past a deadline. Any error means the referee can no longer be trusted to be in
+//! step: the caller kills it and starts another.
+//!
+//! During a test the referee and the engine exchange messages for the solution's child
+//! ([`Referee::next_event`], [`Referee::deliver`]); the engine relays them on the live pipes.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use rustix::event::{PollFd, PollFlags, Timespec, poll};
-use serde::{Deserialize, Serialize};
+use rlvr_runner::transport::{FramedPipe, PipeError, frame};
+use serde::Deserialize;
 
 /// How long starting (running the prelude) may take.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long preparing one job's tests may take, on top of a second per test.
+/// How long compiling one job's tests may take, on top of a second per test.
 const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long closing a job may take.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest header the referee may send.
 const MAX_HEADER: usize = 16 << 20;
+/// Largest message the referee may send to the solution's child in one frame.
+pub const MAX_MESSAGE: usize = 1 << 30;
 
-/// Why talking to the referee failed.
-#[derive(Debug, thiserror::Error)]
-pub enum RefereeError {
-    #[error("the referee did not answer before its deadline")]
-    Deadline,
-    #[error("the referee closed its pipe (it died or was killed)")]
-    Closed,
-    #[error("the referee's pipe failed: {0}")]
-    Io(#[from] std::io::Error),
-    #[error("the referee sent a malformed frame: {0}")]
-    Protocol(String),
-    #[error("the referee refused: {0}")]
-    Refused(String),
-}
-
-/// How the referee cut one test.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TestSplit {
-    /// Split: run the child with this probe spec, then ask for a judgement.
-    Split {
-        /// The probe spec (JSON) for the runner: solution calls and inputs only.
-        probes: String,
-    },
-    /// Not split: the test runs whole next to the solution, as the sentinel program.
-    Unsplit {
-        /// Why (for the verdict detail).
-        reason: String,
-    },
-}
-
-/// The referee's verdict on a split test.
+/// The referee's verdict on one test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// Every assertion held.
+    /// The test's code ran to its end.
     Pass,
-    /// An assertion failed, or the solution returned a value that is not plain data.
+    /// An assertion failed, or the test needed plain data where the solution gave an object
+    /// of its own.
     Fail,
-    /// An exception: the solution raised in a probe, or the test raised.
+    /// An exception: raised by the solution in a call, or by the test.
     Error,
+    /// The solution raised MemoryError and the test did not catch it.
+    Memory,
+    /// The solution's process ended, or broke the protocol, while the test needed it.
+    Ended,
 }
 
-/// The referee's answer for one split test.
+/// The referee's answer for one test.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Judgement {
-    /// Pass, fail or error.
+    /// What happened.
     pub outcome: Outcome,
     /// Why it did not pass ("" when it passed).
+    #[serde(default)]
     pub detail: String,
-    /// The child's report was not what the codec writes: the solution tampered with it.
-    pub forged: bool,
+    /// Comparisons between two of the solution's own objects: the solution's word.
+    #[serde(default)]
+    pub untrusted_comparisons: u64,
 }
 
-#[derive(Debug, Serialize)]
-struct OpenHeader<'a> {
-    op: &'a str,
-    solution: usize,
-    tests: Vec<usize>,
+/// What the referee said during a test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A message for the solution's child (JSON).
+    Send(Vec<u8>),
+    /// The test is over.
+    Verdict(Judgement),
 }
 
 #[derive(Debug, Deserialize)]
-struct OpenAnswer {
-    tests: Vec<SplitAnswer>,
+struct EventHeader {
+    op: String,
+    #[serde(default)]
+    size: usize,
+    #[serde(flatten)]
+    rest: serde_json::Value,
 }
 
-#[derive(Debug, Deserialize)]
-struct SplitAnswer {
-    split: bool,
-    #[serde(default)]
-    probes: usize,
-    #[serde(default)]
-    reason: String,
-}
-
-/// A connection to one referee process.
+/// A connection to one running referee.
 #[derive(Debug)]
 pub struct Referee {
-    requests: OwnedFd,
-    responses: OwnedFd,
-    pending: Vec<u8>,
-    /// A job is open (its forked process is waiting for requests).
-    job_open: bool,
+    pipe: FramedPipe,
 }
 
 impl Referee {
     /// Wraps the referee process's stdin (`requests`) and stdout (`responses`).
     pub fn new(requests: OwnedFd, responses: OwnedFd) -> Self {
         Self {
-            requests,
-            responses,
-            pending: Vec::new(),
-            job_open: false,
+            pipe: FramedPipe::new(requests, responses, MAX_HEADER),
         }
     }
 
     /// Runs the prelude (the names every test sees) once.
-    pub fn start(&mut self, prelude: &str) -> Result<(), RefereeError> {
+    pub fn start(&mut self, prelude: &str) -> Result<(), PipeError> {
         let deadline = Instant::now() + START_TIMEOUT;
-        let header = serde_json::json!({"op": "start", "prelude": prelude.len()});
-        self.send(&frame(&header, &[prelude.as_bytes()]), deadline)?;
-        let answer = self.receive_json(deadline)?;
-        if answer.get("ok") == Some(&serde_json::Value::Bool(true)) {
-            Ok(())
-        } else {
-            Err(RefereeError::Refused(answer.to_string()))
-        }
+        self.pipe.send_frame(
+            &serde_json::json!({"op": "start", "prelude": prelude.len()}),
+            &[prelude.as_bytes()],
+            deadline,
+        )?;
+        let answer: serde_json::Value = self.pipe.receive_json(deadline)?;
+        ok_or_refused(&answer)
     }
 
-    /// Opens a job: splits each test against the solution's source and runs the tests' setup.
-    /// The job stays open (one process in the referee) until [`Referee::close`].
-    pub fn open(&mut self, solution: &str, tests: &[&str]) -> Result<Vec<TestSplit>, RefereeError> {
-        if self.job_open {
-            self.close()?;
-        }
-        let deadline = Instant::now()
-            + OPEN_TIMEOUT
-            + Duration::from_secs(u64::try_from(tests.len()).unwrap_or(u64::MAX));
-        let header = OpenHeader {
-            op: "open",
-            solution: solution.len(),
-            tests: tests.iter().map(|test| test.len()).collect(),
-        };
-        let mut payloads: Vec<&[u8]> = vec![solution.as_bytes()];
-        payloads.extend(tests.iter().map(|test| test.as_bytes()));
-        self.send(&frame(&header, &payloads), deadline)?;
-        let header = self.receive_header(deadline)?;
-        let answer: OpenAnswer = serde_json::from_slice(&header)
-            .map_err(|_| RefereeError::Protocol(String::from_utf8_lossy(&header).into_owned()))?;
-        if answer.tests.len() != tests.len() {
-            return Err(RefereeError::Protocol(format!(
-                "{} answers for {} tests",
-                answer.tests.len(),
-                tests.len()
-            )));
-        }
-        self.job_open = true;
-        let mut splits = Vec::with_capacity(tests.len());
-        for test in answer.tests {
-            splits.push(if test.split {
-                let spec = self.receive_exact(test.probes, deadline)?;
-                TestSplit::Split {
-                    probes: String::from_utf8(spec)
-                        .map_err(|error| RefereeError::Protocol(error.to_string()))?,
-                }
-            } else {
-                TestSplit::Unsplit {
-                    reason: test.reason,
-                }
-            });
-        }
-        Ok(splits)
+    /// Opens a job: its process in the referee compiles every test once.
+    pub fn open(&mut self, tests: &[&str]) -> Result<(), PipeError> {
+        let seconds = u64::try_from(tests.len()).unwrap_or(u64::MAX);
+        let deadline = Instant::now() + OPEN_TIMEOUT + Duration::from_secs(seconds.min(3600));
+        let sizes: Vec<usize> = tests.iter().map(|test| test.len()).collect();
+        let payloads: Vec<&[u8]> = tests.iter().map(|test| test.as_bytes()).collect();
+        self.pipe.send_frame(
+            &serde_json::json!({"op": "open", "tests": sizes}),
+            &payloads,
+            deadline,
+        )?;
+        let answer: serde_json::Value = self.pipe.receive_json(deadline)?;
+        ok_or_refused(&answer)
     }
 
-    /// Judges split test `test` of the open job from the child's results file.
-    pub fn judge(
-        &mut self,
-        test: usize,
-        results: &[u8],
-        timeout: Duration,
-    ) -> Result<Judgement, RefereeError> {
-        let deadline = Instant::now() + timeout;
-        let header = serde_json::json!({"op": "judge", "test": test, "results": results.len()});
-        self.send(&frame(&header, &[results]), deadline)?;
-        let header = self.receive_header(deadline)?;
-        serde_json::from_slice(&header)
-            .map_err(|_| RefereeError::Protocol(String::from_utf8_lossy(&header).into_owned()))
+    /// Starts test `index` of the open job. The referee first waits for the child's list of
+    /// names, relayed with [`Referee::deliver`].
+    pub fn begin_test(&mut self, index: usize, deadline: Instant) -> Result<(), PipeError> {
+        self.pipe.send_frame(
+            &serde_json::json!({"op": "test", "test": index}),
+            &[],
+            deadline,
+        )
     }
 
-    /// Closes the open job: its process in the referee exits, with everything its tests did.
-    pub fn close(&mut self) -> Result<(), RefereeError> {
-        if !self.job_open {
-            return Ok(());
-        }
-        self.job_open = false;
-        let deadline = Instant::now() + CLOSE_TIMEOUT;
-        self.send(&frame(&serde_json::json!({"op": "close"}), &[]), deadline)?;
-        let answer = self.receive_json(deadline)?;
-        if answer.get("ok") == Some(&serde_json::Value::Bool(true)) {
-            Ok(())
-        } else {
-            Err(RefereeError::Refused(answer.to_string()))
-        }
-    }
-
-    /// Asks the referee to exit (closing the open job first).
-    pub fn exit(mut self) -> Result<(), RefereeError> {
-        self.close()?;
-        let deadline = Instant::now() + CLOSE_TIMEOUT;
-        self.send(&frame(&serde_json::json!({"op": "exit"}), &[]), deadline)
-    }
-
-    fn receive_json(&mut self, deadline: Instant) -> Result<serde_json::Value, RefereeError> {
-        let header = self.receive_header(deadline)?;
-        serde_json::from_slice(&header).map_err(|error| RefereeError::Protocol(error.to_string()))
-    }
-
-    fn send(&mut self, mut bytes: &[u8], deadline: Instant) -> Result<(), RefereeError> {
-        while !bytes.is_empty() {
-            wait_ready(self.requests.as_fd(), PollFlags::OUT, deadline)?;
-            match rustix::io::write(&self.requests, bytes) {
-                Ok(written) => bytes = &bytes[written..],
-                Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
-                Err(rustix::io::Errno::PIPE) => return Err(RefereeError::Closed),
-                Err(error) => return Err(RefereeError::Io(error.into())),
+    /// The next thing the referee says during a test.
+    pub fn next_event(&mut self, deadline: Instant) -> Result<Event, PipeError> {
+        let header: EventHeader = self.pipe.receive_json(deadline)?;
+        match header.op.as_str() {
+            "send" if header.size <= MAX_MESSAGE => {
+                Ok(Event::Send(self.pipe.receive_exact(header.size, deadline)?))
             }
+            "verdict" => serde_json::from_value(header.rest)
+                .map(Event::Verdict)
+                .map_err(|error| PipeError::Protocol(format!("a verdict: {error}"))),
+            other => Err(PipeError::Protocol(format!(
+                "{other:?} (size {}) during a test",
+                header.size
+            ))),
         }
-        Ok(())
     }
 
-    fn receive_header(&mut self, deadline: Instant) -> Result<Vec<u8>, RefereeError> {
-        let length = self.receive_exact(4, deadline)?;
-        let length = u32::from_le_bytes(length.try_into().expect("four bytes")) as usize;
-        if length > MAX_HEADER {
-            return Err(RefereeError::Protocol(format!("header of {length} bytes")));
-        }
-        let header = self.receive_exact(length, deadline)?;
-        // The referee answers `{"error": ...}` when a job process died mid-request.
-        if header.starts_with(b"{\"error\"") {
-            return Err(RefereeError::Refused(
-                String::from_utf8_lossy(&header).into_owned(),
-            ));
-        }
-        Ok(header)
+    /// The frame that hands the referee one message of the child's.
+    pub fn message_frame(message: &[u8]) -> Vec<u8> {
+        frame(
+            &serde_json::json!({"op": "message", "size": message.len()}),
+            &[message],
+        )
     }
 
-    fn receive_exact(&mut self, length: usize, deadline: Instant) -> Result<Vec<u8>, RefereeError> {
-        let mut buffer = vec![0; 1 << 16];
-        while self.pending.len() < length {
-            wait_ready(self.responses.as_fd(), PollFlags::IN, deadline)?;
-            match rustix::io::read(&self.responses, &mut buffer) {
-                Ok(0) => return Err(RefereeError::Closed),
-                Ok(read) => self.pending.extend_from_slice(&buffer[..read]),
-                Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
-                Err(error) => return Err(RefereeError::Io(error.into())),
-            }
-        }
-        let rest = self.pending.split_off(length);
-        Ok(std::mem::replace(&mut self.pending, rest))
+    /// The frame that tells the referee the child is gone (or broke the protocol).
+    pub fn ended_frame(reason: &str) -> Vec<u8> {
+        frame(&serde_json::json!({"op": "ended", "reason": reason}), &[])
+    }
+
+    /// Writes bytes already framed (see [`Referee::message_frame`]) before `deadline`.
+    pub fn deliver(&mut self, framed: &[u8], deadline: Instant) -> Result<(), PipeError> {
+        self.pipe.send(framed, deadline)
+    }
+
+    /// The pipe the referee's events arrive on; check [`Referee::event_started`] first.
+    pub fn events(&self) -> BorrowedFd<'_> {
+        self.pipe.responses()
+    }
+
+    /// The pipe the referee reads.
+    pub fn requests(&self) -> BorrowedFd<'_> {
+        self.pipe.requests()
+    }
+
+    /// Whether bytes of the next event were read already.
+    pub fn event_started(&self) -> bool {
+        self.pipe.has_pending()
+    }
+
+    /// Closes the job (its process in the referee exits).
+    pub fn close(&mut self) -> Result<(), PipeError> {
+        let deadline = Instant::now() + CLOSE_TIMEOUT;
+        self.pipe
+            .send_frame(&serde_json::json!({"op": "close"}), &[], deadline)?;
+        let answer: serde_json::Value = self.pipe.receive_json(deadline)?;
+        ok_or_refused(&answer)
+    }
+
+    /// Asks the referee to exit.
+    pub fn exit(mut self) -> Result<(), PipeError> {
+        let deadline = Instant::now() + CLOSE_TIMEOUT;
+        self.pipe
+            .send_frame(&serde_json::json!({"op": "exit"}), &[], deadline)
     }
 }
 
-/// A frame: 4-byte little-endian length, JSON header, payloads.
-fn frame<T: Serialize>(header: &T, payloads: &[&[u8]]) -> Vec<u8> {
-    let json = serde_json::to_vec(header).expect("request headers always serialize");
-    let payload_length: usize = payloads.iter().map(|payload| payload.len()).sum();
-    let mut bytes = Vec::with_capacity(4 + json.len() + payload_length);
-    bytes.extend_from_slice(&u32::try_from(json.len()).unwrap_or(u32::MAX).to_le_bytes());
-    bytes.extend_from_slice(&json);
-    for payload in payloads {
-        bytes.extend_from_slice(payload);
+fn ok_or_refused(answer: &serde_json::Value) -> Result<(), PipeError> {
+    if answer.get("ok") == Some(&serde_json::Value::Bool(true)) {
+        return Ok(());
     }
-    bytes
-}
-
-/// Waits until `fd` is ready for `flags` or the deadline passes (hang-up counts as ready).
-fn wait_ready(fd: BorrowedFd<'_>, flags: PollFlags, deadline: Instant) -> Result<(), RefereeError> {
-    loop {
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        if remaining.is_zero() {
-            return Err(RefereeError::Deadline);
-        }
-        let timeout = Timespec {
-            tv_sec: i64::try_from(remaining.as_secs()).unwrap_or(i64::MAX),
-            tv_nsec: i64::from(remaining.subsec_nanos()),
-        };
-        let mut fds = [PollFd::new(&fd, flags)];
-        match poll(&mut fds, Some(&timeout)) {
-            Ok(0) => continue,
-            Ok(_) => return Ok(()),
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(error) => return Err(RefereeError::Io(error.into())),
-        }
-    }
+    let reason = answer
+        .get("error")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("no reason given");
+    Err(PipeError::Refused(reason.to_owned()))
 }

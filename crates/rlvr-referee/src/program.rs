@@ -1,5 +1,5 @@
 //! The referee program: its own files plus the runner's framing and value codec, so that both
-//! ends of a probe speak one format.
+//! ends of a live call speak one format.
 
 /// The Python source of the referee, in load order.
 pub fn referee_program() -> String {
@@ -7,8 +7,8 @@ pub fn referee_program() -> String {
         include_str!("referee/header.py"),
         rlvr_runner::FRAMING_SOURCE,
         rlvr_runner::CODEC_SOURCE,
-        include_str!("referee/split.py"),
-        include_str!("referee/judge.py"),
+        include_str!("referee/live.py"),
+        include_str!("referee/test.py"),
         include_str!("referee/main.py"),
     ]
     .join("\n")

@@ -9,8 +9,10 @@
 
 mod client;
 mod protocol;
+pub mod transport;
 
-pub use client::{Runner, RunnerError};
+pub use client::Runner;
+pub use transport::PipeError;
 pub use protocol::{Harness, JudgeOptions, LoadReport, Outcome, TestLimits, TestReport};
 
 /// The Python side of the protocol, one file per concern under `runner/`, joined in this order
@@ -22,7 +24,7 @@ pub const RUNNER_SOURCE: &str = concat!(
     include_str!("runner/harness.py"),
     include_str!("runner/codec.py"),
     include_str!("runner/sensor.py"),
-    include_str!("runner/functional.py"),
+    include_str!("runner/live.py"),
     include_str!("runner/isolation.py"),
     include_str!("runner/test.py"),
     include_str!("runner/main.py"),

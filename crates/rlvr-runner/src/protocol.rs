@@ -30,9 +30,10 @@ pub(crate) struct RunHeader<'a> {
     /// Install the tamper sensor (runner/sensor.py) in the test child.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) sensor: bool,
-    /// The `extra` payload is a probe spec (runner/functional.py), not source.
+    /// A judge functional test: after the units, the child answers the referee's calls on the
+    /// live pipes (runner/live.py).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) probes: bool,
+    pub(crate) live: bool,
     /// Emptied after the test (see [`JudgeOptions::fresh_work_directory`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) work_directory: Option<&'a str>,
@@ -43,9 +44,9 @@ pub(crate) struct RunHeader<'a> {
 pub struct JudgeOptions<'a> {
     /// Install the tamper sensor: the report then lists what the solution tried.
     pub sensor: bool,
-    /// A split functional test's probe spec (JSON): the child evaluates only these solution
-    /// calls after the units and reports their values as plain data in `results`.
-    pub probes: Option<&'a str>,
+    /// A judge functional test: after the units (the prelude, then the solution) the child
+    /// answers the referee's calls on the live pipes (runner/live.py) until told to end.
+    pub live: bool,
     /// The sandbox's work directory, emptied after the test (entries, mode, extended
     /// attributes) as between jobs, so that no test sees what an earlier one of its job left.
     pub fresh_work_directory: Option<&'a str>,
@@ -126,9 +127,9 @@ pub struct TestReport {
     pub outcome: Outcome,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
-    /// The program ran to its end (units and extra source) without `SystemExit` or an
-    /// exception: this is how an `exit()` before an appended assert is told from a pass.
-    pub completed: bool,
+    /// The engine ended the test early (`abort`, a live test it had decided).
+    #[serde(default)]
+    pub aborted: bool,
     pub wall_ms: f64,
     pub cpu_ms: f64,
     pub maxrss_kib: u64,
@@ -138,8 +139,6 @@ pub struct TestReport {
     #[serde(rename = "stderr_len")]
     pub(crate) stderr_length: usize,
     pub stderr_truncated: bool,
-    #[serde(rename = "results_len", default)]
-    pub(crate) results_length: usize,
     /// Tamper kinds the sensor saw the solution try (judge tests; empty otherwise).
     #[serde(default)]
     pub tampering: Vec<String>,
@@ -147,23 +146,6 @@ pub struct TestReport {
     pub stdout: Vec<u8>,
     #[serde(skip)]
     pub stderr: Vec<u8>,
-    /// A split functional test's probe results (runner/functional.py), as the child wrote
-    /// them: untrusted bytes for the referee to decode.
-    #[serde(skip)]
-    pub results: Vec<u8>,
-}
-
-/// Encodes a frame: length, JSON header, payloads.
-pub(crate) fn encode<T: Serialize>(header: &T, payloads: &[&[u8]]) -> Vec<u8> {
-    let json = serde_json::to_vec(header).expect("request headers always serialize");
-    let payload_length: usize = payloads.iter().map(|payload| payload.len()).sum();
-    let mut frame = Vec::with_capacity(4 + json.len() + payload_length);
-    frame.extend_from_slice(&(json.len() as u32).to_le_bytes());
-    frame.extend_from_slice(&json);
-    for payload in payloads {
-        frame.extend_from_slice(payload);
-    }
-    frame
 }
 
 #[cfg(test)]
@@ -172,7 +154,7 @@ mod tests {
 
     #[test]
     fn frames_are_length_prefixed_json_then_payloads() {
-        let frame = encode(&serde_json::json!({"op": "exit"}), &[b"ab", b"c"]);
+        let frame = crate::transport::frame(&serde_json::json!({"op": "exit"}), &[b"ab", b"c"]);
         assert_eq!(&frame[..4], &13u32.to_le_bytes());
         assert_eq!(&frame[4..17], br#"{"op":"exit"}"#);
         assert_eq!(&frame[17..], b"abc");

@@ -10,8 +10,9 @@
 //!   `bpf`, `perf_event_open`, `userfaultfd`, `open_by_handle_at`, module and kexec loading,
 //!   `reboot`, swap, `acct`, `iopl`/`ioperm`, and any system call of a foreign ABI (i386 via
 //!   `int 0x80`, x32 numbers). A supervisor may call `unshare(CLONE_NEWPID)` and
-//!   `setns(fd, CLONE_NEWPID)` (a PID namespace per test); its test children drop every
-//!   capability before running a solution, so the kernel refuses them those two (EPERM).
+//!   `setns(fd, CLONE_NEWPID)` (a PID namespace per test), `mount` with `MS_NOSUID | MS_NODEV`
+//!   and `umount2` with `MNT_DETACH` (a fresh work directory per job); its test children drop
+//!   every capability before running a solution, so the kernel refuses them those (EPERM).
 //! * **fail with an errno** for calls that honest programs and libraries probe, or that are
 //!   merely useless here: `clone3` and `io_uring_*` get `ENOSYS` (glibc falls back to `clone`,
 //!   whose flags we can inspect; libuv falls back to threads), SysV IPC and POSIX message queue
@@ -164,6 +165,22 @@ fn kill_part(role: Role) -> Result<BpfProgram, SandboxError> {
             };
             rules.insert(libc::SYS_unshare, vec![other_than(0)?]);
             rules.insert(libc::SYS_setns, vec![other_than(1)?]);
+            // Between jobs the runner mounts a fresh tmpfs on the work directory, and once a
+            // private procfs to open `ns_last_pid` (fresh PID and inode numbers per job, issue
+            // 22): `mount` with exactly MS_NOSUID | MS_NODEV and `umount2` with exactly
+            // MNT_DETACH. Its test children hold no capability, so the kernel refuses them
+            // those (EPERM); any other flags still kill.
+            let mount_flags = (libc::MS_NOSUID | libc::MS_NODEV) as u64;
+            let unless = |argument: u8, value: u64| {
+                condition(argument, SeccompCmpOp::Ne, value)
+                    .and_then(|condition| SeccompRule::new(vec![condition]))
+                    .map_err(compile_error)
+            };
+            rules.insert(libc::SYS_mount, vec![unless(3, mount_flags)?]);
+            rules.insert(
+                libc::SYS_umount2,
+                vec![unless(1, libc::MNT_DETACH as u64)?],
+            );
         }
     }
     part(rules, SeccompAction::KillProcess)

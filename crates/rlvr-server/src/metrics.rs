@@ -200,18 +200,9 @@ impl Metrics {
         }
         let _ = writeln!(
             output,
-            "# HELP rlvr_functional_tests_total Judge functional tests, split by the referee or run whole.\n# TYPE rlvr_functional_tests_total counter"
+            "# HELP rlvr_untrusted_comparisons_total Comparisons between two of a solution's own objects in judge functional tests (the solution's word).\n# TYPE rlvr_untrusted_comparisons_total counter\nrlvr_untrusted_comparisons_total {}",
+            engine.untrusted_comparisons.load(Ordering::Relaxed)
         );
-        for (split, counter) in [
-            ("true", &engine.functional_split),
-            ("false", &engine.functional_unsplit),
-        ] {
-            let _ = writeln!(
-                output,
-                "rlvr_functional_tests_total{{split=\"{split}\"}} {}",
-                counter.load(Ordering::Relaxed)
-            );
-        }
         gauge(
             &mut output,
             "rlvr_queue_depth",

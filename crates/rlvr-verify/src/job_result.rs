@@ -35,10 +35,10 @@ pub struct TestReport {
     pub verdict: Verdict,
     /// Its wall time in milliseconds, when measured.
     pub wall_ms: Option<u64>,
-    /// Judge functional tests: whether the referee split it (`false`: it ran whole next to
-    /// the solution, as the sentinel program).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub split: Option<bool>,
+    /// Judge functional tests: comparisons between two of the solution's own objects, whose
+    /// result is the solution's word (omitted when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub untrusted_comparisons: u64,
     /// What the solution tried in this test (omitted when nothing).
     #[serde(skip_serializing_if = "Tampering::is_empty")]
     pub tampering: Tampering,
@@ -48,14 +48,8 @@ pub struct TestReport {
     pub output_cap_bytes: Option<u64>,
 }
 
-/// How many of a judge job's functional tests the referee split (the rest ran whole next to
-/// the solution, as before issue 12).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct FunctionalCoverage {
-    /// Tests split: only the solution's calls ran next to it.
-    pub split: usize,
-    /// Tests that ran whole, as the sentinel program.
-    pub unsplit: usize,
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// The reward of one job: `{"score", "pass_rate", "passed", "total", "all_passed", "status",
@@ -79,9 +73,10 @@ pub struct JobResult {
     /// Why the job did not reach `ok` (format failure, parse error, sandbox message).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Judge functional jobs: how many tests the referee split.
+    /// Judge functional jobs: comparisons between two of the solution's own objects over the
+    /// job's tests, whose result is the solution's word (docs/profiles.md, "Threat model").
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub functional: Option<FunctionalCoverage>,
+    pub untrusted_comparisons: Option<u64>,
     /// Per kind, the tests in which the solution tried it (omitted when nothing).
     #[serde(skip_serializing_if = "TamperCounts::is_empty")]
     pub tampering: TamperCounts,
@@ -107,7 +102,7 @@ impl JobResult {
             status,
             profile,
             reason,
-            functional: None,
+            untrusted_comparisons: None,
             tampering: TamperCounts::default(),
             tests: None,
         }
@@ -133,7 +128,7 @@ impl JobResult {
             status,
             profile,
             reason: Some(reason),
-            functional: None,
+            untrusted_comparisons: None,
             tampering: TamperCounts::default(),
             tests: None,
         }
@@ -147,8 +142,8 @@ pub struct TestRun {
     pub verdict: Verdict,
     /// Its wall time.
     pub wall_time: Option<Duration>,
-    /// Judge functional tests: whether the referee split it.
-    pub split: Option<bool>,
+    /// Judge functional tests: comparisons the solution decided (see [`TestReport`]).
+    pub untrusted_comparisons: u64,
     /// What the solution tried.
     pub tampering: Tampering,
 }
@@ -160,7 +155,7 @@ impl TestRun {
         Self {
             verdict,
             wall_time: None,
-            split: None,
+            untrusted_comparisons: 0,
             tampering: Tampering::default(),
         }
     }
@@ -170,7 +165,7 @@ impl TestRun {
         Self {
             verdict,
             wall_time: result.wall_time,
-            split: result.split,
+            untrusted_comparisons: result.untrusted_comparisons,
             tampering: result.tampering,
         }
     }
@@ -251,7 +246,7 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
                 wall_ms: test
                     .and_then(|test| test.wall_time)
                     .map(|time| u64::try_from(time.as_millis()).unwrap_or(u64::MAX)),
-                split: test.and_then(|test| test.split),
+                untrusted_comparisons: test.map_or(0, |test| test.untrusted_comparisons),
                 tampering: test.map_or_else(Tampering::default, |test| test.tampering),
                 output_cap_bytes: stage
                     .filter(|_| verdict == Verdict::OutputLimit)
@@ -265,13 +260,12 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
     for test in run.stages.iter().flatten() {
         tampering.add(test.tampering);
     }
-    let functional = plan.functional_split.as_ref().map(|_| {
-        let split = tests.iter().filter(|test| test.split == Some(true)).count();
-        let unsplit = tests
+    let untrusted_comparisons = plan.live_functional.as_ref().map(|_| {
+        run.stages
             .iter()
-            .filter(|test| test.split == Some(false))
-            .count();
-        FunctionalCoverage { split, unsplit }
+            .flatten()
+            .map(|test| test.untrusted_comparisons)
+            .sum()
     });
     let total = tests.len();
     let passed = tests
@@ -301,7 +295,7 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
         status: Status::Ok,
         profile: plan.profile,
         reason,
-        functional,
+        untrusted_comparisons,
         tampering,
         tests: Some(tests),
     }

@@ -32,15 +32,13 @@ pub use comparison::OutputComparison;
 pub use exit_code::{ExitCodePolicy, Runner};
 pub use extraction::Extraction;
 pub use format_gate::{FormatFailure, FormatGate};
-pub use job_result::{
-    FunctionalCoverage, JobResult, JobRun, Status, TestReport, TestRun, aggregate,
-};
+pub use job_result::{JobResult, JobRun, Status, TestReport, TestRun, aggregate};
 pub use limits::{
     LimitError, Limits, MAX_JOB_DEADLINE, MAX_MEMORY_MEGABYTES, MAX_TIME_LIMIT,
     memory_limit_from_megabytes, time_limit_from_seconds,
 };
 pub use plan::{
-    ExecutionPlan, FunctionalSplit, Plan, PlanOptions, Stage, StageCondition, TestProgram, plan,
+    ExecutionPlan, LiveFunctional, Plan, PlanOptions, Stage, StageCondition, TestProgram, plan,
 };
 pub use profile::{Profile, ProfileError, ProfileName, describe_profiles};
 pub use program_text::ProgramText;

@@ -5,10 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::assembly::{
-    FunctionalAssembly, judge_functional, klear_functional, plain_functional, sentinel_token,
-    single_functional,
-};
+use crate::assembly::{FunctionalAssembly, klear_functional, plain_functional, single_functional};
 use crate::comparison::OutputComparison;
 use crate::exit_code::{ExitCodePolicy, Runner};
 use crate::job_result::{JobResult, Status};
@@ -23,7 +20,7 @@ use crate::test_suite::{FunctionalTests, TestSuite, Tests};
 /// Per-job options from the command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PlanOptions {
-    /// Seed for test sampling and judge sentinels.
+    /// Seed for test sampling.
     pub seed: u64,
     /// Bytes that identify the job (the CLI passes the job id's JSON text); with the seed they
     /// decide which tests are sampled.
@@ -50,18 +47,16 @@ pub struct TestProgram {
     pub stdin: Option<String>,
     /// Expected stdout for stdin tests, compared by the profile's comparator.
     pub expected: Option<String>,
-    /// For judge functional tests: the line that must be the last one printed.
-    pub sentinel: Option<String>,
-    /// For judge functional tests: the test's own code, for the referee to split. `source` and
-    /// `sentinel` are the program run instead when the referee cannot split it.
+    /// For judge functional tests: the test's own code, which the referee runs whole while
+    /// the solution answers its calls (`source` is then the solution alone).
     pub check: Option<String>,
 }
 
-/// What the referee and the runner need to run a judge job's functional tests split: the
-/// prelude both sides execute (the test's names) and the solution (loaded once in the runner;
-/// the referee only reads which names it binds).
+/// What the referee and the runner need to run a judge job's functional tests live (issue
+/// 22): the prelude both sides execute first (the names a test may use) and the solution
+/// (loaded once per job in the runner, run in each test's child).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FunctionalSplit {
+pub struct LiveFunctional {
     /// The judge prelude: standard imports and the LeetCode helpers.
     pub prelude: String,
     /// The extracted code.
@@ -117,8 +112,9 @@ pub struct ExecutionPlan {
     pub limits: Limits,
     /// Python modules the interpreter must be able to import for this plan.
     pub required_modules: Vec<&'static str>,
-    /// Judge functional tests: split by the referee (issue 12; docs/profiles.md).
-    pub functional_split: Option<FunctionalSplit>,
+    /// Judge functional tests: run live between the referee and the solution's child
+    /// (issue 22; docs/profiles.md).
+    pub live_functional: Option<LiveFunctional>,
 }
 
 /// Code-R1 runs a program shorter than this as `python3 -c CODE`, longer ones from a file.
@@ -229,7 +225,7 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
         options.seed,
         &options.job_identity,
     );
-    let programs = build_programs(profile, &code, suite, &selected, options);
+    let programs = build_programs(profile, &code, suite, &selected);
     let stages = build_stages(profile, &programs, &limits, options.time_limit, runner);
     if profile.name == ProfileName::Rllm && !rllm_functional {
         // rllm's LiveCodeBench grader joins its worker after (timeout + 1) * n + 5 seconds.
@@ -244,10 +240,10 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
         || programs
             .iter()
             .any(|program| program.source.contains("import pandas as pd"));
-    let functional_split = programs
+    let live_functional = programs
         .iter()
         .any(|program| program.check.is_some())
-        .then(|| FunctionalSplit {
+        .then(|| LiveFunctional {
             prelude: judge_prefix(),
             solution: code.clone(),
         });
@@ -265,7 +261,7 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
         } else {
             Vec::new()
         },
-        functional_split,
+        live_functional,
     })
 }
 
@@ -274,32 +270,32 @@ fn build_programs(
     code: &str,
     suite: &TestSuite,
     selected: &[usize],
-    options: &PlanOptions,
 ) -> Vec<TestProgram> {
-    let functional =
-        |test_index: usize, source: ProgramText, sentinel: Option<String>| TestProgram {
-            test_index,
-            source,
-            stdin: None,
-            expected: None,
-            sentinel,
-            check: None,
-        };
+    let functional = |test_index: usize, source: ProgramText| TestProgram {
+        test_index,
+        source,
+        stdin: None,
+        expected: None,
+        check: None,
+    };
+    // A judge functional test: the solution alone is the program (loaded once per job), the
+    // test's code goes to the referee.
+    let shared_code: Arc<str> = Arc::from(code);
+    let live = |test_index: usize, check: &str| TestProgram {
+        check: Some(check.to_owned()),
+        ..functional(test_index, ProgramText::whole(Arc::clone(&shared_code)))
+    };
     match &suite.tests {
-        Tests::InputOutput(tests) => {
-            let shared_code: Arc<str> = Arc::from(code);
-            selected
+        Tests::InputOutput(tests) => selected
                 .iter()
                 .map(|&index| TestProgram {
                     test_index: index,
                     source: ProgramText::whole(Arc::clone(&shared_code)),
                     stdin: Some(profile.value_join.render(&tests[index].input)),
                     expected: Some(profile.value_join.render_output(&tests[index].output)),
-                    sentinel: None,
                     check: None,
                 })
-                .collect()
-        }
+                .collect(),
         Tests::Functional(FunctionalTests::Single(block)) => {
             let source = match profile.functional {
                 FunctionalAssembly::KlearPerAssert => klear_functional(code, block),
@@ -307,21 +303,9 @@ fn build_programs(
                     single_functional(code, block, with_prefix)
                 }
                 FunctionalAssembly::PerAssert => plain_functional(code, block),
-                FunctionalAssembly::JudgeSentinel => {
-                    // The referee splits the block; the sentinel program is the fallback for
-                    // forms it cannot split.
-                    let sentinel = sentinel_token(options.seed, &options.job_identity, 0);
-                    return vec![TestProgram {
-                        check: Some(block.clone()),
-                        ..functional(
-                            0,
-                            ProgramText::whole(judge_functional(code, block, &sentinel)),
-                            Some(sentinel),
-                        )
-                    }];
-                }
+                FunctionalAssembly::JudgeLive => return vec![live(0, block)],
             };
-            vec![functional(0, ProgramText::whole(source), None)]
+            vec![functional(0, ProgramText::whole(source))]
         }
         Tests::Functional(FunctionalTests::List(statements)) => match profile.functional {
             FunctionalAssembly::SingleProgram { with_prefix } => {
@@ -332,40 +316,26 @@ fn build_programs(
                 vec![functional(
                     0,
                     ProgramText::whole(single_functional(code, &chosen.join("\n"), with_prefix)),
-                    None,
                 )]
             }
+            FunctionalAssembly::JudgeLive => selected
+                .iter()
+                .map(|&index| live(index, &statements[index]))
+                .collect(),
             per_test => {
                 // One program per assert: each text is built, then only its own tail is kept
                 // next to the head all of them share.
-                let text_of = |index: usize| -> (String, Option<String>) {
+                let text_of = |index: usize| -> String {
                     let statement = &statements[index];
                     match per_test {
-                        FunctionalAssembly::KlearPerAssert => {
-                            (klear_functional(code, statement), None)
-                        }
-                        FunctionalAssembly::JudgeSentinel => {
-                            let sentinel =
-                                sentinel_token(options.seed, &options.job_identity, index);
-                            (judge_functional(code, statement, &sentinel), Some(sentinel))
-                        }
-                        _ => (plain_functional(code, statement), None),
+                        FunctionalAssembly::KlearPerAssert => klear_functional(code, statement),
+                        _ => plain_functional(code, statement),
                     }
                 };
-                let heads = SharedHeads::new(selected.iter().map(|&index| text_of(index).0));
+                let heads = SharedHeads::new(selected.iter().map(|&index| text_of(index)));
                 selected
                     .iter()
-                    .map(|&index| {
-                        let (text, sentinel) = text_of(index);
-                        // Judge functional tests carry their code for the referee; the sentinel
-                        // program is the fallback for forms it cannot split.
-                        let check = (per_test == FunctionalAssembly::JudgeSentinel)
-                            .then(|| statements[index].clone());
-                        TestProgram {
-                            check,
-                            ..functional(index, heads.text(text), sentinel)
-                        }
-                    })
+                    .map(|&index| functional(index, heads.text(text_of(index))))
                     .collect()
             }
         },

@@ -172,7 +172,7 @@ impl Profile {
                 extraction: Extraction::Judge,
                 selection: TestSelection::All,
                 value_join: ValueJoin::Newline,
-                functional: FunctionalAssembly::JudgeSentinel,
+                functional: FunctionalAssembly::JudgeLive,
                 runner: Runner::FreshProcess,
                 exit_code_policy: ExitCodePolicy::RequireZero,
                 comparison: OutputComparison::JudgeTokens,

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use crate::plan::TestProgram;
 use crate::profile::Profile;
-use crate::python_text::python_strip;
 use crate::tampering::Tampering;
 
 /// The outcome of one test.
@@ -15,7 +14,8 @@ use crate::tampering::Tampering;
 pub enum Verdict {
     /// The test passed.
     Pass,
-    /// The program finished but printed the wrong output (or exited before the sentinel).
+    /// The program finished but printed the wrong output (a functional test: an assertion
+    /// failed, or the solution left before the test's end).
     WrongAnswer,
     /// The program failed: non-zero exit status or killed by a signal.
     RuntimeError,
@@ -78,39 +78,41 @@ pub struct ExecutionResult {
     pub sandbox_error: Option<String>,
     /// Wall time of the run, for reports.
     pub wall_time: Option<Duration>,
-    /// Whether the program ran to its last statement, when the executor can tell (the warm
-    /// runner writes a per-test nonce after the last statement; `exit()` and `os._exit` skip it).
-    pub completed: Option<bool>,
-    /// For a judge functional test: whether the referee split it (`Some(false)`: it ran whole
-    /// as the sentinel program).
-    pub split: Option<bool>,
-    /// For a split test whose child ran to its end: the referee's verdict.
+    /// For a judge functional test: the referee's verdict (the test's code ran there while
+    /// the solution answered its calls); `None` for every other test.
     pub referee: Option<RefereeVerdict>,
+    /// For a judge functional test: comparisons between two of the solution's own objects,
+    /// whose result is the solution's word.
+    pub untrusted_comparisons: u64,
     /// What the solution tried (telemetry; never changes the verdict).
     pub tampering: Tampering,
-    /// The program ended with an uncaught `AssertionError` (the last line of its stderr): for a
-    /// functional test, the test's assertion failed, which is a wrong answer.
-    pub assertion_failed: bool,
 }
 
-/// The referee's verdict on a split functional test, from the values the child reported.
+/// The referee's verdict on a judge functional test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RefereeVerdict {
-    /// Every assertion held.
+    /// The test's code ran to its end.
     Pass,
-    /// An assertion failed, or a value the solution returned is not plain data.
+    /// An assertion failed, or the test needed plain data where the solution gave an object
+    /// of its own (its truth value, arithmetic or comparison with data).
     Fail,
-    /// An exception: raised by the solution in a probe, or by the test.
+    /// An exception: raised by the solution in a call, or by the test.
     Error,
+    /// The solution raised MemoryError and the test did not catch it.
+    Memory,
+    /// The solution's process ended while the test needed it (`exit()` in a call, a crash).
+    Ended,
+    /// The referee failed on what the solution sent (it is replaced): the solution's failure.
+    Broken,
 }
 
 /// Judges one executed test program under a profile's rules.
 ///
-/// Order: infrastructure failure, then limits, then the exit status (per the profile's
-/// policy; `SystemExitIgnored` programs run under a harness that already turned `SystemExit`
-/// into a normal end), then the output: compared with the expected text by the profile's
-/// comparator, or, for judge functional tests, decided by the referee (split tests) or
-/// required to end with the sentinel line (unsplit ones).
+/// Order: infrastructure failure, then limits, then, for judge functional tests, the
+/// referee's verdict (and a clean exit of the solution's process after a pass); for the rest
+/// the exit status (per the profile's policy; `SystemExitIgnored` programs run under a harness
+/// that already turned `SystemExit` into a normal end), then the output, compared with the
+/// expected text by the profile's comparator.
 pub fn judge_test(profile: &Profile, program: &TestProgram, result: &ExecutionResult) -> Verdict {
     if result.sandbox_error.is_some() {
         return Verdict::SandboxError;
@@ -124,38 +126,21 @@ pub fn judge_test(profile: &Profile, program: &TestProgram, result: &ExecutionRe
     if result.output_exceeded {
         return Verdict::OutputLimit;
     }
-    if program.check.is_some() && result.assertion_failed && result.exit_code == Some(1) {
-        return Verdict::WrongAnswer;
+    if let Some(verdict) = result.referee {
+        return match verdict {
+            RefereeVerdict::Pass if result.signal.is_none() && result.exit_code == Some(0) => {
+                Verdict::Pass
+            }
+            RefereeVerdict::Pass | RefereeVerdict::Error => Verdict::RuntimeError,
+            RefereeVerdict::Fail | RefereeVerdict::Broken => Verdict::WrongAnswer,
+            RefereeVerdict::Memory => Verdict::MemoryLimit,
+            // `exit()` (or `os._exit(0)`) in the middle of the test skipped the rest of it.
+            RefereeVerdict::Ended if result.exit_code == Some(0) => Verdict::WrongAnswer,
+            RefereeVerdict::Ended => Verdict::RuntimeError,
+        };
     }
     if result.signal.is_some() || result.exit_code != Some(0) {
         return Verdict::RuntimeError;
-    }
-    if result.split == Some(true) {
-        // The child only evaluated the solution's calls; the referee judged the rest. A child
-        // that did not reach the end wrote no complete report: nothing was judged.
-        return match (result.completed, result.referee) {
-            (Some(true), Some(RefereeVerdict::Pass)) => Verdict::Pass,
-            (Some(true), Some(RefereeVerdict::Error)) => Verdict::RuntimeError,
-            _ => Verdict::WrongAnswer,
-        };
-    }
-    if let Some(sentinel) = &program.sentinel {
-        // The sentinel is ASCII: a lossy decode cannot forge it.
-        let stdout = String::from_utf8_lossy(&result.stdout);
-        // A program that printed the sentinel itself but never reached the end of the appended
-        // assert (it exited first) does not pass.
-        if result.completed == Some(false) {
-            return Verdict::WrongAnswer;
-        }
-        let last_line = stdout
-            .lines()
-            .map(python_strip)
-            .rfind(|line| !line.is_empty());
-        return if last_line == Some(sentinel.as_str()) {
-            Verdict::Pass
-        } else {
-            Verdict::WrongAnswer
-        };
     }
     // The judge compares output that is not valid UTF-8 as bytes (an invalid byte never equals
     // the U+FFFD a lossy decode would make of it); see `OutputComparison::matches_bytes`.

@@ -1,31 +1,26 @@
-# The request loop. The parent runs the prelude once; each job runs in a forked child that
-# answers `open`, then `judge` for each test, and exits at `close`, so that nothing a job's test
+# The request loop. The parent runs the prelude once; each job runs in a forked process that
+# answers `open`, then `test` for each test, and exits at `close`, so that nothing a job's test
 # code does outlives the job.
 
 
-def serve_job(base, trust, header, payloads):
-    """In the job's forked child: prepare every test, then answer until `close`."""
+def serve_job(base, trust, tests):
+    """In the job's forked process: compile the tests, then run them until `close`."""
     status = 0
     try:
-        solution = payloads[0]
-        job = Job(base, trust, solution, payloads[1:])
-        specs = [prepared.spec.encode() for prepared in job.tests if prepared is not None]
-        write_frame({"tests": job.answers}, *specs)
+        job = Job(base, trust, tests)
+        write_frame({"ok": True, "tests": len(job.tests)})
         while True:
             try:
                 request = read_frame()
             except EOFError:
                 break
             operation = request.get("op")
-            if operation == "judge":
-                results = read_exact(REQUEST_FD, request["results"]) if request["results"] else b""
-                index = request["test"]
-                prepared = job.tests[index] if type(index) is int and 0 <= index < len(job.tests) else None
-                if prepared is None:
-                    write_frame({"outcome": "error", "detail": f"test {index!r} was not split", "forged": False})
+            if operation == "test":
+                index = request.get("test")
+                if type(index) is not int or not 0 <= index < len(job.tests):
+                    write_frame({"op": "verdict", "outcome": "error", "detail": f"no test {index!r}"})
                     continue
-                outcome, detail, forged = prepared.judge(results)
-                write_frame({"outcome": outcome, "detail": detail, "forged": forged})
+                write_frame(dict(job.run(index), op="verdict"))
             elif operation == "close":
                 write_frame({"ok": True})
                 break
@@ -41,7 +36,7 @@ def serve_job(base, trust, header, payloads):
 
 def add_site_packages():
     """`-S` leaves site-packages off `sys.path`: add them (without `.pth` files) so that a
-    test's setup can import numpy as the solution's side can."""
+    test can import numpy as the solution's side can."""
     import sysconfig
 
     for key in ("purelib", "platlib"):
@@ -59,6 +54,13 @@ def referee_main():
     os.close(null)
     sys.setrecursionlimit(10_000)
     add_site_packages()
+    # `assert obj.__eq__(9)` on an object of the solution's gets NotImplemented (the stand-in
+    # never asks the solution's `__eq__` about data): its truth value is an error here, as it
+    # is from Python 3.14 on, never a pass.
+    import warnings
+
+    warnings.filterwarnings("error", message="NotImplemented should not be used in a boolean context",
+                            category=DeprecationWarning)
     base, trust = None, None
     while True:
         try:
@@ -79,14 +81,13 @@ def referee_main():
                 base, trust = None, None
                 write_frame({"ok": False, "error": f"{type(error).__name__}: {error}"})
         elif operation == "open":
-            payloads = [read_exact(REQUEST_FD, size).decode("utf-8", "surrogatepass")
-                        for size in [header["solution"], *header["tests"]]]
+            tests = [read_exact(REQUEST_FD, size).decode("utf-8", "surrogatepass") for size in header["tests"]]
             if trust is None:
                 write_frame({"error": "the referee was not started"})
                 continue
             child = os.fork()
             if child == 0:
-                serve_job(base, trust, header, payloads)
+                serve_job(base, trust, tests)
             _, status = os.waitpid(child, 0)
             if status != 0:
                 write_frame({"error": f"the job process failed (wait status {status})"})

@@ -1,51 +1,46 @@
-# Values as plain data: the canonical, type-exact encoding that carries a solution's return
-# values out of a test child and a test's input bindings into one (docs/runner.md, "Values").
+# Values as plain data: the canonical, type-exact encoding that carries values between a judge
+# test's child (the solution's side) and the referee (the test's side) (docs/runner.md, "Values").
 #
-# Only exact builtin types are encoded (`type(value) is int`, never isinstance), plus objects of
-# the classes the test side names (ListNode, TreeNode, classes a test defines), encoded as their
-# class name and instance attributes. Anything else (an instance of a class the solution
-# defined, an int subclass, a function, a generator) is unencodable. Containers and objects go
-# into a table and are referenced by index, so shared references and cycles survive and deep
-# structures need no recursion. Decoding never runs code from the data: it builds exact builtins
-# and instances of the decoder's own classes, so an always-true `__eq__` cannot cross.
+# Data is exact builtin types (`type(value) is int`, never isinstance) and a few standard-library
+# value types, plus objects of the classes the test side names (ListNode, TreeNode, classes a
+# test defines), encoded as their class name and instance attributes. Anything else crosses as a
+# handle: the side that owns the object keeps it and the other side gets a reference it can
+# only send back (`{"h": n}` for an object of the solution's side, `{"x": n}` for one of the
+# test's side). Containers and objects go into a table and are referenced by index, so shared
+# references and cycles survive and deep structures need no recursion. Decoding never runs code
+# from the data: it builds exact builtins, standard value types and instances of the decoder's
+# own classes, so an always-true `__eq__` cannot cross.
 #
 # Atoms: null, true, false, JSON integers below 4000 digits, finite JSON floats, strings.
 # Tagged atoms: {"i": hex} big integer, {"f": "nan"|"inf"|"-inf"}, {"b": hex} bytes,
-# {"c": [real, imaginary]} complex, {"r": index} a table entry, {"callable": name} a function or
-# class (decoded as an opaque stand-in: it is truthy and callable, equal only to itself, and
-# calling it raises; the test can check that a function exists, never run it).
+# {"c": [real, imaginary]} complex, {"r": index} a table entry, {"q": [numerator, denominator]}
+# Fraction, {"dec": text} Decimal, {"date": iso}, {"datetime": iso}, {"time": iso},
+# {"td": [days, seconds, microseconds]} timedelta, {"range": [start, stop, step]},
+# {"h": n} / {"x": n} handles (above), {"bi": name} a builtin the test passed (`len`, `str.lower`,
+# `math.sqrt`: the solution's side uses its own).
 # Table entries: ["list", [v...]], ["tuple", [v...]], ["dict", [k, v, ...]], ["set", [v...]],
 # ["frozenset", [v...]], ["bytearray", hex], ["deque", [v...], maxlen], ["Counter", [k, v, ...]],
 # ["OrderedDict", [k, v, ...]], ["defaultdict", factory, [k, v, ...]],
-# ["object", class name, [attribute, v, ...]].
+# ["namedtuple", type name, [field...], [v...]], ["dict_keys", [k...]], ["dict_values", [v...]],
+# ["dict_items", [k, v, ...]], ["object", class name, [attribute, v, ...]].
+# An enum member is encoded as its value; a numpy array or scalar, when asked, as its nested
+# lists or the Python number it holds.
 
 CODEC_MAX_NODES = 4_000_000
 CODEC_BIG_INTEGER = 10 ** 4000
 CODEC_FACTORIES = {"list": list, "int": int, "set": set, "dict": dict, "str": str, "float": float,
                    "tuple": tuple, "frozenset": frozenset, "bool": bool}
+# Element types whose values are JSON as they are: a list of only these needs no walk.
+CODEC_PLAIN_ELEMENTS = frozenset((int, float, str, bool, type(None)))
+CODEC_NAMEDTUPLE_FIELDS = 256
 
 
 class Unencodable(Exception):
     """A value outside the encoding (its reason names the type)."""
 
 
-class CodecCallable:
-    """A function or class of the other side, by name only."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __call__(self, *arguments, **keywords):
-        raise TypeError(f"{self.name} belongs to the solution's process and cannot be called here")
-
-    def __repr__(self):
-        return f"<callable {self.name}>"
-
-
-CODEC_CALLABLE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.LambdaType, type,
-                        types.BuiltinMethodType, types.MethodWrapperType, types.WrapperDescriptorType)
+class Malformed(Exception):
+    """Encoded data that no encoder produced: refused whole."""
 
 
 def codec_collections():
@@ -54,19 +49,81 @@ def codec_collections():
     return collections
 
 
-def encode_values(values, classes, numpy_as_plain=False):
-    """Encodes a list of values sharing one table. Returns `(table, encoded values)`; raises
-    `Unencodable` for the first value that is not plain data. With `numpy_as_plain` (the test
-    child's results), a numpy array is sent as its nested lists and a numpy scalar as the Python
-    number it holds: the referee compares them as the test would (`np.allclose`, `==`)."""
+def optional_module(name):
+    """A standard module if this process imported it already: a value of its types can only
+    exist if it did, so the encoder never imports anything itself."""
+    return sys.modules.get(name)
+
+
+def standard_atom(value, kind, reference):
+    """The tagged atom of a standard-library value type (Fraction, Decimal, date, datetime,
+    time, timedelta, range), or None when `value` is none of them."""
+    if kind is range:
+        return {"range": [reference(value.start), reference(value.stop), reference(value.step)]}
+    fractions = optional_module("fractions")
+    if fractions is not None and kind is fractions.Fraction:
+        return {"q": [reference(value.numerator), reference(value.denominator)]}
+    decimal = optional_module("decimal")
+    if decimal is not None and kind is decimal.Decimal:
+        return {"dec": str(value)}
+    datetime = optional_module("datetime")
+    if datetime is not None:
+        if kind is datetime.date:
+            return {"date": value.isoformat()}
+        if kind is datetime.datetime and (value.tzinfo is None or type(value.tzinfo) is datetime.timezone):
+            return {"datetime": value.isoformat()}
+        if kind is datetime.time and (value.tzinfo is None or type(value.tzinfo) is datetime.timezone):
+            return {"time": value.isoformat()}
+        if kind is datetime.timedelta:
+            return {"td": [value.days, value.seconds, value.microseconds]}
+    return None
+
+
+def enum_value(value):
+    """`(True, member.value)` for an enum member, `(False, None)` otherwise."""
+    enum = optional_module("enum")
+    if enum is not None:
+        try:
+            if isinstance(value, enum.Enum):
+                return True, value._value_
+        except Exception:
+            pass
+    return False, None
+
+
+def namedtuple_fields(kind):
+    """The field names of a namedtuple class, or None."""
+    if not issubclass(kind, tuple) or kind is tuple:
+        return None
+    fields = getattr(kind, "_fields", None)
+    if type(fields) is not tuple or len(fields) > CODEC_NAMEDTUPLE_FIELDS:
+        return None
+    if not all(type(field) is str and field.isidentifier() for field in fields):
+        return None
+    return fields
+
+
+def encode_values(values, classes, numpy_as_plain=False, opaque=None):
+    """Encodes a list of values sharing one table. Returns `(table, encoded values)`.
+
+    A value that is not data goes to `opaque(value)`, which returns the handle atom to use, or
+    raises `Unencodable` (without `opaque`, every such value does). With `numpy_as_plain` (the
+    solution's side), a numpy array is sent as its nested lists and a numpy scalar as the
+    Python number it holds: the test side compares them as the test would (`np.allclose`, `==`)."""
     collections = codec_collections()
     deque_type, counter_type = collections.deque, collections.Counter
     ordered_type, default_type = collections.OrderedDict, collections.defaultdict
+    view_types = {type({}.keys()): "dict_keys", type({}.values()): "dict_values", type({}.items()): "dict_items"}
     table = []
     memo = {}
     keep = []
     pending = []
     nodes = [0]
+
+    def not_data(value, kind):
+        if opaque is None:
+            raise Unencodable(f"a {kind.__module__}.{kind.__qualname__} is not plain data")
+        return opaque(value)
 
     def reference(value):
         nodes[0] += 1
@@ -89,31 +146,34 @@ def encode_values(values, classes, numpy_as_plain=False):
             return {"c": [reference(value.real), reference(value.imag)]}
         if kind is bytes:
             return {"b": value.hex()}
-        if kind in CODEC_CALLABLE_TYPES or issubclass(kind, type):
-            try:
-                name = object.__getattribute__(value, "__qualname__")
-            except (AttributeError, TypeError):
-                name = None
-            return {"callable": name if type(name) is str else "function"}
         key = id(value)
         index = memo.get(key)
         if index is not None:
             return {"r": index}
         if kind in (list, tuple, dict, set, frozenset, bytearray, deque_type, counter_type, ordered_type,
-                    default_type):
+                    default_type) or kind in view_types:
             pass
-        elif kind.__name__ in classes and type(kind) is type:
+        elif kind.__name__ in classes and type(kind) is type and not issubclass(kind, BaseException):
             try:
                 attributes = object.__getattribute__(value, "__dict__")
             except AttributeError:
-                raise Unencodable(f"{kind.__name__} without an attribute dict") from None
+                return not_data(value, kind)
             if type(attributes) is not dict:
-                raise Unencodable(f"{kind.__name__} without an attribute dict")
-        elif numpy_as_plain and kind.__module__ == "numpy" and hasattr(kind, "tolist"):
-            nodes[0] -= 1
-            return reference(value.tolist())
+                return not_data(value, kind)
+        elif namedtuple_fields(kind) is not None:
+            pass
         else:
-            raise Unencodable(f"a {kind.__module__}.{kind.__qualname__} is not plain data")
+            atom = standard_atom(value, kind, reference)
+            if atom is not None:
+                return atom
+            is_member, member_value = enum_value(value)
+            if is_member:
+                nodes[0] -= 1
+                return reference(member_value)
+            if numpy_as_plain and kind.__module__ == "numpy" and hasattr(kind, "tolist"):
+                nodes[0] -= 1
+                return reference(value.tolist())
+            return not_data(value, kind)
         index = len(table)
         memo[key] = index
         keep.append(value)
@@ -128,12 +188,33 @@ def encode_values(values, classes, numpy_as_plain=False):
             flat.append(reference(item))
         return flat
 
+    def items(value):
+        # A list of atoms of one plain type is its own encoding (the common case of a long
+        # answer): checked at C speed, no walk.
+        if len(value) > 16:
+            kinds = set(map(type, value))
+            plain = False
+            if kinds == {int}:
+                plain = -CODEC_BIG_INTEGER < min(value) and max(value) < CODEC_BIG_INTEGER
+            elif kinds == {float}:
+                import math
+
+                plain = all(map(math.isfinite, value))
+            elif kinds == {str} or kinds == {bool}:
+                plain = True
+            if plain:
+                nodes[0] += len(value)
+                if nodes[0] > CODEC_MAX_NODES:
+                    raise Unencodable(f"more than {CODEC_MAX_NODES} values")
+                return list(value)
+        return [reference(item) for item in value]
+
     encoded = [reference(value) for value in values]
     while pending:
         index, value = pending.pop()
         kind = type(value)
         if kind is list or kind is tuple or kind is set or kind is frozenset:
-            table[index] = [kind.__name__, [reference(item) for item in value]]
+            table[index] = [kind.__name__, items(value)]
         elif kind is dict or kind is counter_type or kind is ordered_type:
             table[index] = [kind.__name__, pairs(value, kind)]
         elif kind is default_type:
@@ -144,6 +225,19 @@ def encode_values(values, classes, numpy_as_plain=False):
             table[index] = ["bytearray", bytes(value).hex()]
         elif kind is deque_type:
             table[index] = ["deque", [reference(item) for item in value], value.maxlen]
+        elif kind in view_types:
+            tag = view_types[kind]
+            if tag == "dict_items":
+                flat = []
+                for key, item in value:
+                    flat.append(reference(key))
+                    flat.append(reference(item))
+                table[index] = [tag, flat]
+            else:
+                table[index] = [tag, [reference(item) for item in value]]
+        elif namedtuple_fields(kind) is not None:
+            table[index] = ["namedtuple", kind.__name__, list(kind._fields),
+                            [reference(item) for item in tuple.__iter__(value)]]
         else:
             attributes = object.__getattribute__(value, "__dict__")
             flat = []
@@ -154,10 +248,6 @@ def encode_values(values, classes, numpy_as_plain=False):
                 flat.append(reference(item))
             table[index] = ["object", kind.__name__, flat]
     return table, encoded
-
-
-class Malformed(Exception):
-    """Encoded data that no encoder produced: refused whole."""
 
 
 def instance_attribute_names(cls):
@@ -185,9 +275,34 @@ def instance_attribute_names(cls):
     return names
 
 
-def decode_values(table, encoded, classes):
-    """Builds the values `encoded` names from `table`; `classes` maps the class names the test
-    side accepts to the classes to instantiate. Raises `Malformed` on anything unexpected."""
+# Namedtuple classes the decoder made, by (type name, fields): built once, never from code.
+CODEC_NAMEDTUPLE_TYPES = {}
+IMMUTABLE_TAGS = frozenset(("tuple", "frozenset", "namedtuple", "dict_keys", "dict_values", "dict_items"))
+
+
+def codec_namedtuple(name, fields):
+    if type(name) is not str or not name.isidentifier() or len(name) > 200:
+        raise Malformed("a namedtuple's type name must be an identifier")
+    if (type(fields) is not list or len(fields) > CODEC_NAMEDTUPLE_FIELDS
+            or not all(type(field) is str and field.isidentifier() and len(field) <= 200 for field in fields)):
+        raise Malformed("a namedtuple's fields must be identifiers")
+    key = (name, tuple(fields))
+    kind = CODEC_NAMEDTUPLE_TYPES.get(key)
+    if kind is None:
+        # rename=True turns keywords and repeated or underscored names into positional ones:
+        # the generated code only ever sees valid, distinct identifiers.
+        kind = codec_collections().namedtuple(name, fields, rename=True)
+        if len(CODEC_NAMEDTUPLE_TYPES) < 1000:
+            CODEC_NAMEDTUPLE_TYPES[key] = kind
+    return kind
+
+
+def decode_values(table, encoded, classes, resolve=None):
+    """Builds the values `encoded` names from `table`; `classes` maps the class names this side
+    accepts as data to the classes to instantiate (a missing name is looked up in `classes`
+    with `.get`, so a mapping may supply a stand-in). `resolve(tag, number)` turns a handle
+    atom (`"h"` or `"x"`) into this side's object, raising `Malformed` for one it does not know;
+    without it, handles are malformed. Raises `Malformed` on anything unexpected."""
     collections = codec_collections()
     if type(table) is not list or type(encoded) is not list or len(table) > CODEC_MAX_NODES:
         raise Malformed("the table and the values must be lists")
@@ -236,8 +351,14 @@ def decode_values(table, encoded, classes):
                 raise Malformed(f"class {item[1]!r} is not one the test accepts")
             built[index] = object.__new__(cls)
             done[index] = True
-        elif tag not in ("tuple", "frozenset"):
+        elif tag not in IMMUTABLE_TAGS:
             raise Malformed(f"unknown table tag {tag!r}")
+
+    def number(value):
+        plain = atom(value)[0]
+        if type(plain) is not int:
+            raise Malformed("an integer field that is not an integer")
+        return plain
 
     def atom(value):
         """An atom, or the index of the table entry it refers to (then `None, index`)."""
@@ -264,14 +385,57 @@ def decode_values(table, encoded, classes):
                 return bytes.fromhex(payload), None
             except ValueError:
                 raise Malformed("bytes that are not hexadecimal") from None
-        if tag == "callable" and type(payload) is str:
-            return CodecCallable(payload[:200]), None
         if tag == "c" and type(payload) is list and len(payload) == 2:
             parts = [atom(part)[0] for part in payload]
             if not all(type(part) in (int, float) for part in parts):
                 raise Malformed("a complex number needs two real parts")
             return complex(parts[0], parts[1]), None
+        if tag in ("h", "x") and type(payload) is int or tag == "bi" and type(payload) is str:
+            if resolve is None:
+                raise Malformed("a handle where only data is accepted")
+            return resolve(tag, payload), None
+        if type(payload) is list and tag in ("q", "td", "range"):
+            return standard_value(tag, payload), None
+        if type(payload) is str and tag in ("dec", "date", "datetime", "time"):
+            return standard_value(tag, payload), None
         raise Malformed(f"unknown tagged value {tag!r}")
+
+    def standard_value(tag, payload):
+        try:
+            if tag == "q":
+                import fractions
+
+                if len(payload) != 2:
+                    raise Malformed("a fraction needs two integers")
+                numerator, denominator = number(payload[0]), number(payload[1])
+                if denominator <= 0:
+                    raise Malformed("a fraction's denominator must be positive")
+                return fractions.Fraction(numerator, denominator)
+            if tag == "td":
+                import datetime
+
+                if len(payload) != 3:
+                    raise Malformed("a timedelta needs three integers")
+                return datetime.timedelta(days=number(payload[0]), seconds=number(payload[1]),
+                                          microseconds=number(payload[2]))
+            if tag == "range":
+                if len(payload) != 3:
+                    raise Malformed("a range needs three integers")
+                return range(number(payload[0]), number(payload[1]), number(payload[2]))
+            if len(payload) > 1000:
+                raise Malformed(f"a {tag} text longer than 1000 characters")
+            if tag == "dec":
+                import decimal
+
+                return decimal.Decimal(payload)
+            import datetime
+
+            parse = {"date": datetime.date, "datetime": datetime.datetime, "time": datetime.time}[tag]
+            return parse.fromisoformat(payload)
+        except Malformed:
+            raise
+        except (ValueError, TypeError, OverflowError, ArithmeticError) as error:
+            raise Malformed(f"a malformed {tag}: {type(error).__name__}") from None
 
     def value_of(value):
         plain, index = atom(value)
@@ -281,9 +445,22 @@ def decode_values(table, encoded, classes):
             build_immutable(index)
         return built[index]
 
+    def elements_of(item):
+        """The encoded elements an immutable entry is built from."""
+        tag = item[0]
+        if tag == "namedtuple":
+            check_length(item, 4)
+            if type(item[3]) is not list:
+                raise Malformed("a namedtuple entry needs a list of values")
+            return item[3]
+        check_length(item, 2)
+        if type(item[1]) is not list:
+            raise Malformed(f"a {tag} entry needs a list of values")
+        return item[1]
+
     def build_immutable(root):
-        # Tuples and frozensets need their elements first: an explicit stack, no recursion;
-        # a cycle made only of them cannot come from Python, so it is refused.
+        # Tuples and the like need their elements first: an explicit stack, no recursion; a
+        # cycle made only of them cannot come from Python, so it is refused.
         stack = [root]
         visiting = set()
         while stack:
@@ -292,11 +469,9 @@ def decode_values(table, encoded, classes):
                 stack.pop()
                 continue
             item = entry(index)
-            check_length(item, 2)
-            if type(item[1]) is not list:
-                raise Malformed(f"a {item[0]} entry needs a list of values")
+            elements = elements_of(item)
             waiting = []
-            for element in item[1]:
+            for element in elements:
                 _, child = atom(element)
                 if child is not None and not done[child]:
                     waiting.append(child)
@@ -306,8 +481,25 @@ def decode_values(table, encoded, classes):
                 visiting.add(index)
                 stack.extend(waiting)
                 continue
-            elements = [value_of(element) for element in item[1]]
-            built[index] = tuple(elements) if item[0] == "tuple" else frozenset(elements)
+            values = [value_of(element) for element in elements]
+            tag = item[0]
+            if tag == "tuple":
+                built[index] = tuple(values)
+            elif tag == "frozenset":
+                built[index] = frozenset(values)
+            elif tag == "namedtuple":
+                kind = codec_namedtuple(item[1], item[2])
+                if len(values) != len(kind._fields):
+                    raise Malformed("a namedtuple with the wrong number of values")
+                built[index] = kind(*values)
+            elif tag == "dict_keys":
+                built[index] = dict.fromkeys(values).keys()
+            elif tag == "dict_values":
+                built[index] = dict(enumerate(values)).values()
+            else:
+                if len(values) % 2:
+                    raise Malformed("dict items must be a flat list of even length")
+                built[index] = dict(zip(values[0::2], values[1::2])).items()
             done[index] = True
             visiting.discard(index)
             stack.pop()
@@ -329,7 +521,11 @@ def decode_values(table, encoded, classes):
                 check_length(item, 2 if tag == "list" else 3)
                 if type(item[1]) is not list:
                     raise Malformed(f"a {tag} entry needs a list of values")
-                target.extend(value_of(element) for element in item[1])
+                if tag == "list" and len(item[1]) > 16 and set(map(type, item[1])) <= CODEC_PLAIN_ELEMENTS:
+                    # JSON gave exact builtins already (json.loads makes nothing else of atoms).
+                    target.extend(item[1])
+                else:
+                    target.extend(value_of(element) for element in item[1])
             elif tag == "bytearray":
                 check_length(item, 2)
                 if type(item[1]) is not str:
@@ -373,22 +569,3 @@ def decode_values(table, encoded, classes):
     except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError, MemoryError,
             OverflowError) as error:
         raise Malformed(f"{type(error).__name__}: {error}") from None
-
-
-def shift_references(item, offset):
-    """The same encoded data with every table reference moved by `offset` (explicit stack)."""
-    if offset == 0:
-        return item
-    root = [item]
-    stack = [(root, 0)]
-    while stack:
-        container, key = stack.pop()
-        value = container[key]
-        if type(value) is dict:
-            if "r" in value:
-                container[key] = {"r": value["r"] + offset}
-            elif "c" in value:
-                stack.extend((value["c"], position) for position in range(len(value["c"])))
-        elif type(value) is list:
-            stack.extend((value, position) for position in range(len(value)))
-    return root[0]

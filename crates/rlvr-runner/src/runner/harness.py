@@ -364,7 +364,7 @@ def batch_start(state, header, inputs):
 def report_without_output(outcome, exit_code, signal_number, wall_ms, stderr=b""):
     """A test's report when it produced no output: a batch test that failed, or a test that
     never ran (its program or its code does not compile)."""
-    return {"outcome": outcome, "exit_code": exit_code, "signal": signal_number, "completed": False,
+    return {"outcome": outcome, "exit_code": exit_code, "signal": signal_number, "aborted": False,
             "wall_ms": round(wall_ms, 3), "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
             "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr
 
@@ -437,7 +437,7 @@ def batch_next(state, header):
     truncated = cap > 0 and len(stdout) > cap
     if truncated:
         stdout = stdout[:cap]
-    return {"outcome": "exited", "exit_code": status, "signal": None, "completed": status == 0,
+    return {"outcome": "exited", "exit_code": status, "signal": None, "aborted": False,
             "wall_ms": round(wall_ms, 3), "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": len(stdout),
             "stdout_truncated": truncated, "stderr_len": len(stderr), "stderr_truncated": False}, stdout, stderr
 

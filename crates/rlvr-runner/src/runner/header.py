@@ -37,6 +37,7 @@ import os
 import resource
 import select
 import signal
+import stat
 import struct
 import sys
 import time

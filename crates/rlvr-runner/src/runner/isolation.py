@@ -34,6 +34,7 @@ class TestIsolation:
         self.solution_id = 0  # the uid and gid tests run as (1 where a second id is mapped)
         self.capabilities = False  # whether the runner holds capabilities to drop
         self.reason = None  # why tests cannot get their own PID namespace
+        self.last_pid = None  # descriptor on ns_last_pid (see open_last_pid)
 
     @property
     def nested(self):
@@ -114,7 +115,10 @@ def ctypes_errno():
 
 def fork_isolated(isolation):
     """`os.fork()` for a child that runs untrusted code (a test child, a batch child): init of a
-    fresh PID namespace, isolated by `become_solution` before it returns 0 in the child."""
+    fresh PID namespace, isolated by `become_solution` before it returns 0 in the child, with
+    the same PID in the sandbox's namespace whatever ran before."""
+    if isolation.last_pid is not None:
+        set_last_pid(isolation.last_pid)
     enter_fresh_pid_namespace(isolation)
     try:
         child = os.fork()
@@ -188,3 +192,90 @@ def runner_fingerprint():
         "umask": umask,
         "cwd": os.getcwd(),
     }
+
+
+# Counters a job could leave its answer in for a later one (issue 22): PID numbers and the work
+# directory's inode numbers. The runner is init of the sandbox's PID namespace and holds
+# CAP_SYS_ADMIN there, so it sets the namespace's next PID before every test (through
+# `ns_last_pid`, opened once on a private procfs, since `/proc` is read-only) and mounts a fresh
+# tmpfs on the work directory between jobs (a tmpfs numbers its inodes from 1). The
+# supervisor's seccomp filter allows exactly these mount calls; a test child, holding no
+# capability, gets EPERM for them.
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MNT_DETACH = 0x2
+# Every test child's PID in the sandbox's namespace (what `/proc/self` names).
+FIRST_TEST_PID = 100
+
+
+def open_last_pid(isolation, work):
+    """A descriptor on the sandbox's `ns_last_pid`, or None (then PIDs are not reset)."""
+    if not isolation.capabilities or isolation.libc is None:
+        return None
+    libc = isolation.libc
+    directory = os.path.join(work, ".rlvr-proc")
+    try:
+        os.mkdir(directory, 0o700)
+    except OSError:
+        return None
+    descriptor = None
+    try:
+        if libc.mount(b"proc", directory.encode(), b"proc", MS_NOSUID | MS_NODEV, None) != 0:
+            return None
+        try:
+            descriptor = os.open(os.path.join(directory, "sys/kernel/ns_last_pid"), os.O_WRONLY | os.O_CLOEXEC)
+        except OSError:
+            descriptor = None
+        libc.umount2(directory.encode(), MNT_DETACH)
+    finally:
+        try:
+            os.rmdir(directory)
+        except OSError:
+            pass
+    if descriptor is not None and not set_last_pid(descriptor):
+        os.close(descriptor)
+        descriptor = None
+    return descriptor
+
+
+def set_last_pid(descriptor):
+    """The next process the namespace creates gets FIRST_TEST_PID + 1, whatever ran before."""
+    try:
+        os.lseek(descriptor, 0, os.SEEK_SET)
+        os.write(descriptor, str(FIRST_TEST_PID).encode())
+        return True
+    except OSError:
+        return False
+
+
+def work_mount_options(work):
+    """The tmpfs options of the work directory as mounted by the sandbox (from mountinfo)."""
+    try:
+        with open("/proc/self/mountinfo") as handle:
+            for line in handle:
+                fields = line.split()
+                separator = fields.index("-")
+                if fields[4] == work and fields[separator + 1] == "tmpfs":
+                    options = [option for option in fields[separator + 3].split(",")
+                               if option.split("=")[0] in ("size", "nr_inodes", "mode", "uid", "gid")]
+                    return ",".join(options).encode()
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def fresh_work_mount(isolation, work, options):
+    """Replaces the work directory's tmpfs with a new one (inode numbers from the start);
+    returns what failed, or None."""
+    if options is None or not isolation.capabilities or isolation.libc is None:
+        return "the work directory cannot be mounted afresh"
+    libc = isolation.libc
+    os.chdir("/")
+    try:
+        if libc.umount2(work.encode(), MNT_DETACH) != 0:
+            return f"cannot unmount {work}: {os.strerror(ctypes_errno())}"
+        if libc.mount(b"tmpfs", work.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
+            return f"cannot mount a fresh {work}: {os.strerror(ctypes_errno())}"
+    finally:
+        os.chdir(work)
+    return None

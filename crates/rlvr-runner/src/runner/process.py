@@ -145,17 +145,21 @@ def close_descriptors_except(keep):
     os.closerange(low, 1 << 16)
 
 
-def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, harness=None, stdin_text="",
-              judge=None):
+def run_child(units, extra, filename, descriptors, limits, harness=None, stdin_text="", judge=None):
     """In the forked child: become a fresh `python FILE` and never return. `judge` (judge
-    profile) holds the tamper sensor's descriptor and, for a split functional test, the probe
-    spec and the results descriptor (runner/functional.py)."""
+    profile) holds the tamper sensor's descriptor and, for a functional test, `live`: after the
+    units (the prelude, then the solution) the child answers the referee's calls
+    (runner/live.py) instead of running an appended test."""
     status = 1
     judge = judge or {}
+    live = judge.get("live", False)
     try:
         for target, source in enumerate(descriptors):
             os.dup2(source, target)
-        close_descriptors_except({marker_fd} | {fd for fd in (judge.get("results_fd"), judge.get("sensor_fd")) if fd})
+        keep = {fd for fd in (judge.get("sensor_fd"),) if fd}
+        if live:
+            keep |= {LIVE_REQUEST_FD, LIVE_REPLY_FD}
+        close_descriptors_except(keep)
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         cpu = limits["cpu_s"]
@@ -201,20 +205,20 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
                 if failure is not None:
                     write_all(2, failure.encode("utf-8", "backslashreplace"))
                     os._exit(1)
-                os.write(marker_fd, marker)
                 os._exit(0)
             else:
-                for code in units:
+                prelude = {}
+                for position, code in enumerate(units):
                     exec(code, main.__dict__)
-                if judge.get("probes") is not None:
-                    run_probes(judge["probes"], main.__dict__, judge["results_fd"])
+                    if live and position == 0 and len(units) > 1:
+                        prelude = dict(main.__dict__)
+                if live:
+                    serve_live(main.__dict__, prelude)
                 elif extra is not None:
                     exec(extra, main.__dict__)
             status = 0
-            completed = True
             ending = None
         except BaseException as error:
-            completed = False
             ending = error
         if not command_mode:
             # `python FILE` flushes stdout and stderr as soon as the program's code returns,
@@ -231,35 +235,53 @@ def run_child(units, extra, filename, descriptors, marker_fd, marker, limits, ha
         elif ending is not None:
             report_uncaught(ending)
             status = 1
-        # What `Py_FinalizeEx` does next: join non-daemon threads (through `threading`, where the
-        # program imported it: the runner does not, so that no test child runs its after-fork
-        # hook, about 120 pages written per child), run atexit handlers (last registered first),
-        # then flush the standard streams unless the program closed them.
-        threading_module = sys.modules.get("threading")
-        if threading_module is not None:
-            try:
-                threading_module._shutdown()
-            except BaseException:
-                pass
-        try:
-            atexit._run_exitfuncs()
-        except BaseException:
-            pass
-        try:
-            if not sys.stdout.closed:
-                sys.stdout.flush()
-        except BaseException:
-            status = FLUSH_FAILED_STATUS if status == 0 else status
-            completed = False
-        try:
-            if not sys.stderr.closed:
-                sys.stderr.flush()
-        except BaseException:
-            pass
-        if completed:
-            try:
-                os.write(marker_fd, marker)
-            except OSError:
-                pass
+        status = finalize(main, status)
     finally:
         os._exit(status)
+
+
+def finalize(main, status):
+    """What `Py_FinalizeEx` does after the program: join non-daemon threads (through
+    `threading`, where the program imported it: the runner does not, so that no test child runs
+    its after-fork hook, about 120 pages written per child), run atexit handlers (last
+    registered first), flush the standard streams unless the program closed them, then clear
+    `__main__` as CPython clears modules (names starting with one underscore first, then the
+    rest), so that what `__del__` methods print still comes out, and flush again. Returns the
+    exit status (120 when a flush of stdout fails, as CPython)."""
+    threading_module = sys.modules.get("threading")
+    if threading_module is not None:
+        try:
+            threading_module._shutdown()
+        except BaseException:
+            pass
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    status = flush_standard_streams(status)
+    try:
+        namespace = main.__dict__
+        for private in (True, False):
+            for name in list(namespace):
+                if name == "__builtins__" or type(name) is not str:
+                    continue
+                if private and not (name.startswith("_") and not name.startswith("__")):
+                    continue
+                namespace[name] = None
+    except BaseException:
+        pass
+    return flush_standard_streams(status)
+
+
+def flush_standard_streams(status):
+    try:
+        if not sys.stdout.closed:
+            sys.stdout.flush()
+    except BaseException:
+        status = FLUSH_FAILED_STATUS if status == 0 else status
+    try:
+        if not sys.stderr.closed:
+            sys.stderr.flush()
+    except BaseException:
+        pass
+    return status

@@ -15,8 +15,6 @@ SENSOR_EVENTS = {
     "sys._getframe": "frame_introspection",
     "sys._current_frames": "frame_introspection",
     "object.__getattr__": "frame_introspection",
-    "sys.settrace": "tracing",
-    "sys.setprofile": "tracing",
     "gc.get_referrers": "gc_introspection",
     "gc.get_referents": "gc_introspection",
     "gc.get_objects": "gc_introspection",
@@ -25,8 +23,9 @@ SENSOR_PASS_THROUGH = frozenset((
     "inspect", "ctypes", "threading", "importlib._bootstrap", "importlib._bootstrap_external", "dis", "bdb",
     "pdb", "trace", "cProfile", "profile",
 ))
-SENSOR_FRAME_ATTRIBUTES = frozenset(("f_code", "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code",
-                                     "tb_frame", "__code__"))
+# Attributes that lead from an object to a frame. A function's `__code__` is not one:
+# `inspect.signature` and `functools` read it for honest reasons.
+SENSOR_FRAME_ATTRIBUTES = frozenset(("gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back"))
 
 
 def install_sensor(report_fd, main_namespace):
@@ -74,9 +73,34 @@ def install_sensor(report_fd, main_namespace):
             busy[0] = False
 
     sys.addaudithook(hook)
+    watch_tracing(seen, report_fd, from_solution_frame=lambda frame: frame.f_globals is main_namespace)
 
 
-SENSOR_KINDS = frozenset(SENSOR_EVENTS.values()) | {"ctypes"}
+def watch_tracing(seen, report_fd, from_solution_frame):
+    """`sys.settrace` and `sys.setprofile` with a function (not None, which only turns tracing
+    off) called from the solution's code count as `tracing`. Their audit event carries no
+    argument, so the two functions are wrapped instead."""
+    getframe = sys._getframe
+
+    def wrap(original):
+        def installed(function, *rest):
+            if function is not None and "tracing" not in seen and from_solution_frame(getframe(1)):
+                seen.add("tracing")
+                try:
+                    os.write(report_fd, b"tracing\n")
+                except OSError:
+                    pass
+            return original(function, *rest)
+
+        installed.__name__, installed.__qualname__, installed.__doc__ = (original.__name__, original.__name__,
+                                                                         original.__doc__)
+        return installed
+
+    sys.settrace = wrap(sys.settrace)
+    sys.setprofile = wrap(sys.setprofile)
+
+
+SENSOR_KINDS = frozenset(SENSOR_EVENTS.values()) | {"ctypes", "tracing"}
 
 
 def read_sensor_report(fd):

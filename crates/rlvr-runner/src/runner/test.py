@@ -80,25 +80,26 @@ def run_test(state, header, stdin, extra_source):
         stderr = state["compile_error"].encode("utf-8", "backslashreplace")
         if state["compile_timeout_ms"] is not None:
             # As in a fresh `python FILE` per test, whose compile counts against the test's time.
-            return (*report_without_output("timeout", None, signal.SIGKILL, state["compile_timeout_ms"], stderr), b"")
-        return (*report_without_output("exited", 1, None, 0.0, stderr), b"")
+            return report_without_output("timeout", None, signal.SIGKILL, state["compile_timeout_ms"], stderr)
+        return report_without_output("exited", 1, None, 0.0, stderr)
     extra = None
-    probes = extra_source if header.get("probes") else None
-    if probes is None and extra_source is not None:
-        try:
-            extra = compile(extra_source, "<test>", "exec", dont_inherit=True)
-        except (SyntaxError, ValueError) as error:
-            stderr = "".join(traceback.format_exception_only(type(error), error)).encode()
-            return (*report_without_output("exited", 1, None, 0.0, stderr), b"")
+    if extra_source is not None:
+        extra, failure = compile_bounded([extra_source], "<test>", header["wall_ms"])
+        if failure is not None:
+            return report_without_output("exited", 1, None, 0.0, failure.encode("utf-8", "backslashreplace"))
+        extra = extra[0]
+    live = bool(header.get("live"))
+    if live and not state["live"]:
+        return report_without_output("exited", 1, None, 0.0, b"rlvr runner: no live channel to the referee\n")
     files = test_files(stdin)
-    # Judge tests: the tamper sensor's report and a split test's results, fresh per test.
-    judge = {}
+    # Judge tests: the tamper sensor's report, fresh per test.
+    judge = {"live": live}
     try:
         if header.get("sensor"):
             judge["sensor_fd"] = memory_file("sensor")
-        if probes is not None:
-            judge["probes"] = probes
-            judge["results_fd"] = memory_file("results")
+        if live:
+            # Whatever a dead child of an earlier test left unread is not this test's.
+            drain(LIVE_REQUEST_FD)
         return run_forked(state, header, stdin, extra, files, judge)
     finally:
         close_test_files(files)
@@ -106,55 +107,69 @@ def run_test(state, header, stdin, extra_source):
             # Every process of the test is dead by now. A failure here is caught by the reset
             # between jobs, which empties the directory again and refuses the runner if it can't.
             empty_work_directory(header["work_directory"], state["work_mode"])
-        for key in ("sensor_fd", "results_fd"):
-            if key in judge:
-                os.close(judge[key])
+        if "sensor_fd" in judge:
+            os.close(judge["sensor_fd"])
+
+
+def drain(fd):
+    """Reads and drops what is waiting on a pipe, without blocking."""
+    os.set_blocking(fd, False)
+    try:
+        while os.read(fd, 1 << 16):
+            pass
+    except BlockingIOError:
+        pass
+    finally:
+        os.set_blocking(fd, True)
 
 
 def run_forked(state, header, stdin, extra, files, judge):
     stdin_fd, stdout_fd, stderr_fd = files
-    marker_read, marker_write = os.pipe()
-    marker = os.urandom(16)
     output_cap = header["output_bytes"]
     started = time.monotonic()
     child = fork_isolated(state["isolation"])
     if child == 0:
-        os.close(marker_read)
         harness = state["harness"]
         stdin_text = stdin.decode("utf-8", "surrogateescape") if harness is not None else ""
         if harness is not None:
             stdin_fd = memory_file("stdin")
-        run_child(state["units"], extra, state["filename"], (stdin_fd, stdout_fd, stderr_fd), marker_write, marker, header,
-                  harness, stdin_text, judge)
-    os.close(marker_write)
+        run_child(state["units"], extra, state["filename"], (stdin_fd, stdout_fd, stderr_fd), header, harness,
+                  stdin_text, judge)
     pidfd = os.pidfd_open(child)
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
-    timed_out = not poller.poll(max(header["wall_ms"], 1))
+    if judge["live"]:
+        # The engine may end a live test early (the referee decided it, or the child broke
+        # the protocol): an `abort` request on the runner's own pipe.
+        poller.register(REQUEST_FD, select.POLLIN)
+    deadline = started + max(header["wall_ms"], 1) / 1000.0
+    timed_out = aborted = False
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        events = poller.poll(max(1, int(remaining * 1000)))
+        if any(fd == pidfd for fd, _ in events):
+            break
+        if any(fd == REQUEST_FD for fd, _ in events):
+            request = read_frame()
+            if request.get("op") == "abort":
+                aborted = True
+                break
     os.close(pidfd)
-    if timed_out:
+    if timed_out or aborted:
         kill_everything_else(child)
     _, wait_status, usage = os.wait4(child, 0)
     wall_ms = (time.monotonic() - started) * 1000.0
-    if timed_out or others_alive():
+    if timed_out or aborted or others_alive():
         kill_everything_else(child)
         reap_all(wait_seconds=2.0 if os.getpid() == 1 else 0.0)
     else:
         reap_all()
-    received = b""
-    try:
-        os.set_blocking(marker_read, False)
-        received = os.read(marker_read, 64)
-    except (BlockingIOError, OSError):
-        pass
-    os.close(marker_read)
     stdout, stdout_truncated = read_memory_file(stdout_fd, output_cap if output_cap > 0 else 1 << 62)
     stderr, stderr_truncated = read_memory_file(stderr_fd, STDERR_CAP)
-    results, tampering = b"", []
-    if "results_fd" in judge:
-        results, _ = read_memory_file(judge["results_fd"], output_cap if output_cap > 0 else 1 << 62)
-    if "sensor_fd" in judge:
-        tampering = read_sensor_report(judge["sensor_fd"])
+    tampering = read_sensor_report(judge["sensor_fd"]) if "sensor_fd" in judge else []
     exit_code = os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else None
     signal_number = os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None
     cpu_seconds = usage.ru_utime + usage.ru_stime
@@ -168,7 +183,7 @@ def run_forked(state, header, stdin, extra, files, judge):
         "outcome": "timeout" if timed_out or cpu_exceeded else ("signaled" if signal_number is not None else "exited"),
         "exit_code": exit_code,
         "signal": signal_number,
-        "completed": received == marker,
+        "aborted": aborted,
         "wall_ms": round(wall_ms, 3),
         "cpu_ms": round(cpu_seconds * 1000.0, 3),
         "maxrss_kib": usage.ru_maxrss,
@@ -176,8 +191,6 @@ def run_forked(state, header, stdin, extra, files, judge):
         "stdout_truncated": stdout_truncated,
         "stderr_len": len(stderr),
         "stderr_truncated": stderr_truncated,
-        "results_len": len(results),
         "tampering": tampering,
     }
-    return result, stdout, stderr, results
-
+    return result, stdout, stderr

@@ -122,13 +122,14 @@ async fn score(
         }
     }
     // Beyond open-instruct's shape (its client reads only the first two keys): what the program
-    // tried, per kind (tests in which it was seen), and how many asserts the referee split.
+    // tried, per kind (tests in which it was seen), and how many comparisons between two of its
+    // own objects its functional tests made (the solution's word).
     let mut response = json!({ "results": results, "runtimes": runtimes });
     if !result.tampering.is_empty() {
         response["tampering"] = serde_json::to_value(&result.tampering).unwrap_or_default();
     }
-    if let Some(coverage) = result.functional {
-        response["functional"] = serde_json::to_value(coverage).unwrap_or_default();
+    if let Some(count) = result.untrusted_comparisons {
+        response["untrusted_comparisons"] = json!(count);
     }
     Ok(Json(response))
 }

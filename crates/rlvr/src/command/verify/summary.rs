@@ -1,6 +1,6 @@
 //! The summary `rlvr verify` prints on stderr at the end: jobs, mean score, all-passed rate,
-//! statuses, verdict counts, tests per second, how many judge functional tests the referee
-//! split, and the tampering seen per kind.
+//! statuses, verdict counts, tests per second, the comparisons judge functional tests left to
+//! the solution's own objects, and the tampering seen per kind.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -21,9 +21,10 @@ pub(crate) struct Summary {
     tampering: TamperCounts,
     /// Jobs in which anything was seen.
     tampering_jobs: u64,
-    /// Judge functional tests split by the referee, and run whole.
-    functional_split: usize,
-    functional_unsplit: usize,
+    /// Comparisons between two of a solution's own objects (judge functional tests), and the
+    /// jobs that had any.
+    untrusted_comparisons: u64,
+    untrusted_jobs: u64,
 }
 
 impl Summary {
@@ -40,9 +41,9 @@ impl Summary {
         *self.statuses.entry(status.unwrap_or_default()).or_default() += 1;
         self.tampering.merge(&result.tampering);
         self.tampering_jobs += u64::from(!result.tampering.is_empty());
-        if let Some(coverage) = result.functional {
-            self.functional_split += coverage.split;
-            self.functional_unsplit += coverage.unsplit;
+        if let Some(count) = result.untrusted_comparisons {
+            self.untrusted_comparisons += count;
+            self.untrusted_jobs += u64::from(count > 0);
         }
     }
 
@@ -92,11 +93,10 @@ impl Summary {
         if !verdicts.is_empty() {
             eprintln!("  verdicts: {}", verdicts.join(", "));
         }
-        let functional = self.functional_split + self.functional_unsplit;
-        if functional > 0 {
+        if self.untrusted_comparisons > 0 {
             eprintln!(
-                "  functional tests split by the referee: {} of {functional} ({} ran whole)",
-                self.functional_split, self.functional_unsplit
+                "  untrusted comparisons (two of the solution's own objects, its word): {} in {} jobs",
+                self.untrusted_comparisons, self.untrusted_jobs
             );
         }
         if !self.tampering.is_empty() {

@@ -1,0 +1,182 @@
+//! The framed pipe both Python helpers speak (the runner and the referee): a 4-byte
+//! little-endian length, a JSON header of that length, then raw payloads whose lengths the
+//! header names. One transport for both clients: requests on the process's stdin, answers on
+//! its stdout, never blocking past a deadline (a stuck or dead helper is an error, not a hang).
+
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+use serde::Serialize;
+
+/// Why talking to a helper process failed. Each one means the helper can no longer be trusted
+/// to be in step with us: the caller kills it and starts another.
+#[derive(Debug, thiserror::Error)]
+pub enum PipeError {
+    #[error("it did not answer before its deadline")]
+    Deadline,
+    #[error("it closed its pipe (it died or was killed)")]
+    Closed,
+    #[error("its pipe failed: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("it sent a malformed frame: {0}")]
+    Protocol(String),
+    #[error("it refused: {0}")]
+    Refused(String),
+}
+
+/// The two pipes to a helper process and the bytes read past the last frame.
+#[derive(Debug)]
+pub struct FramedPipe {
+    requests: OwnedFd,
+    responses: OwnedFd,
+    pending: Vec<u8>,
+    max_header: usize,
+}
+
+impl FramedPipe {
+    /// Wraps the helper's stdin (`requests`) and stdout (`responses`); a header longer than
+    /// `max_header` bytes means the stream is corrupt. Both ends are made non-blocking: every
+    /// read and write waits with a deadline instead, and a caller relaying between several
+    /// pipes can write what fits without being held.
+    pub fn new(requests: OwnedFd, responses: OwnedFd, max_header: usize) -> Self {
+        set_nonblocking(requests.as_fd());
+        set_nonblocking(responses.as_fd());
+        Self {
+            requests,
+            responses,
+            pending: Vec::new(),
+            max_header,
+        }
+    }
+
+    /// The pipe answers arrive on, for a caller that waits on several descriptors at once.
+    pub fn responses(&self) -> BorrowedFd<'_> {
+        self.responses.as_fd()
+    }
+
+    /// The pipe requests go to.
+    pub fn requests(&self) -> BorrowedFd<'_> {
+        self.requests.as_fd()
+    }
+
+    /// Whether bytes of an answer were already read (a caller polling [`Self::responses`]
+    /// must look here first).
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Writes all of `bytes` before `deadline`.
+    pub fn send(&mut self, mut bytes: &[u8], deadline: Instant) -> Result<(), PipeError> {
+        while !bytes.is_empty() {
+            wait_ready(self.requests.as_fd(), PollFlags::OUT, deadline)?;
+            match rustix::io::write(&self.requests, bytes) {
+                Ok(written) => bytes = &bytes[written..],
+                Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
+                Err(rustix::io::Errno::PIPE) => return Err(PipeError::Closed),
+                Err(error) => return Err(PipeError::Io(error.into())),
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends one frame.
+    pub fn send_frame<T: Serialize>(
+        &mut self,
+        header: &T,
+        payloads: &[&[u8]],
+        deadline: Instant,
+    ) -> Result<(), PipeError> {
+        self.send(&frame(header, payloads), deadline)
+    }
+
+    /// The next header, as raw JSON bytes.
+    pub fn receive_header(&mut self, deadline: Instant) -> Result<Vec<u8>, PipeError> {
+        let length = self.receive_exact(4, deadline)?;
+        let length = u32::from_le_bytes(length.try_into().expect("four bytes")) as usize;
+        if length > self.max_header {
+            return Err(PipeError::Protocol(format!("header of {length} bytes")));
+        }
+        self.receive_exact(length, deadline)
+    }
+
+    /// The next header, parsed.
+    pub fn receive_json<T: serde::de::DeserializeOwned>(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<T, PipeError> {
+        let header = self.receive_header(deadline)?;
+        serde_json::from_slice(&header).map_err(|error| PipeError::Protocol(error.to_string()))
+    }
+
+    /// Exactly `length` bytes (a payload).
+    pub fn receive_exact(&mut self, length: usize, deadline: Instant) -> Result<Vec<u8>, PipeError> {
+        let mut buffer = vec![0; 1 << 16];
+        while self.pending.len() < length {
+            wait_ready(self.responses.as_fd(), PollFlags::IN, deadline)?;
+            match rustix::io::read(&self.responses, &mut buffer) {
+                Ok(0) => return Err(PipeError::Closed),
+                Ok(read) => self.pending.extend_from_slice(&buffer[..read]),
+                Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
+                Err(error) => return Err(PipeError::Io(error.into())),
+            }
+        }
+        let rest = self.pending.split_off(length);
+        Ok(std::mem::replace(&mut self.pending, rest))
+    }
+}
+
+/// Makes our end of a pipe non-blocking (the other process's end is its own open file and
+/// keeps its mode). A descriptor that refuses stays blocking; the deadlines still hold, since
+/// every transfer waits for readiness first.
+pub fn set_nonblocking(fd: BorrowedFd<'_>) {
+    let _ = rustix::io::ioctl_fionbio(fd, true);
+}
+
+/// A frame: the header's length, the header as JSON, the payloads.
+pub fn frame<T: Serialize>(header: &T, payloads: &[&[u8]]) -> Vec<u8> {
+    let header = serde_json::to_vec(header).expect("a header always serializes");
+    let length = u32::try_from(header.len()).expect("a header fits in 4 GiB");
+    let payload: usize = payloads.iter().map(|payload| payload.len()).sum();
+    let mut bytes = Vec::with_capacity(4 + header.len() + payload);
+    bytes.extend_from_slice(&length.to_le_bytes());
+    bytes.extend_from_slice(&header);
+    for payload in payloads {
+        bytes.extend_from_slice(payload);
+    }
+    bytes
+}
+
+/// The time left until `deadline` as a poll timeout; `None` once it has passed.
+pub fn poll_timeout(deadline: Instant) -> Option<Timespec> {
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    if remaining.is_zero() {
+        return None;
+    }
+    Some(Timespec {
+        tv_sec: i64::try_from(remaining.as_secs()).unwrap_or(i64::MAX),
+        tv_nsec: i64::from(remaining.subsec_nanos()),
+    })
+}
+
+/// Waits until `fd` is ready for `flags` or the deadline passes. Hang-up counts as ready: the
+/// following read or write reports it.
+pub fn wait_ready(fd: BorrowedFd<'_>, flags: PollFlags, deadline: Instant) -> Result<(), PipeError> {
+    loop {
+        let Some(timeout) = poll_timeout(deadline) else {
+            return Err(PipeError::Deadline);
+        };
+        let mut fds = [PollFd::new(&fd, flags)];
+        match poll(&mut fds, Some(&timeout)) {
+            Ok(0) => continue,
+            Ok(_) => return Ok(()),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(error) => return Err(PipeError::Io(error.into())),
+        }
+    }
+}
+
+/// `deadline` pushed `by` later, saturating (an `Instant` cannot be pushed arbitrarily far).
+pub fn later(deadline: Instant, by: Duration) -> Instant {
+    deadline.checked_add(by).unwrap_or(deadline)
+}
