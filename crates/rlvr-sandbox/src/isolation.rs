@@ -20,7 +20,7 @@
 //! `(step, errno)` to the error pipe and exits with status 127; stderr is useless after
 //! `pivot_root`.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -261,6 +261,9 @@ pub(crate) struct ChildPlan<'sandbox> {
     pub(crate) filesystem: Option<&'sandbox FilesystemPlan>,
     /// tmpfs options of the work directory (size, owner).
     pub(crate) work_options: CString,
+    /// A supervisor's: the path of `ns_last_pid` under the staged `/proc`, opened on a
+    /// private read-write procfs and left at [`LAST_PID_DESCRIPTOR`].
+    pub(crate) last_pid: Option<CString>,
     pub(crate) files: Vec<PlannedFile>,
     pub(crate) work_directory: CString,
     pub(crate) resource_limits: Vec<(u32, u64, u64)>,
@@ -277,6 +280,9 @@ pub(crate) struct ChildPlan<'sandbox> {
 }
 
 const HOSTNAME: &[u8] = b"sandbox";
+/// Where a supervisor finds its PID namespace's `ns_last_pid`, open for writing (see
+/// `mount_proc`).
+pub(crate) const LAST_PID_DESCRIPTOR: RawFd = 63;
 const READ_ONLY_FLAGS: u64 =
     libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
 const SECURE_NO_ROOT: usize = 1 << 0;
@@ -345,7 +351,7 @@ fn isolate_and_execute(plan: &ChildPlan<'_>) -> Result<std::convert::Infallible,
     }
     if let Some(filesystem) = plan.filesystem {
         bind_root(filesystem).map_err(at(Step::BindRoot))?; // an unlocked mount to pivot into
-        mount_proc(filesystem).map_err(at(Step::MountProc))?; // fresh read-only /proc
+        mount_proc(filesystem, plan.last_pid.as_deref()).map_err(at(Step::MountProc))?; // fresh read-only /proc
         mount_work(filesystem, &plan.work_options).map_err(at(Step::MountWorkDirectory))?; // the only writable place
         pivot(filesystem).map_err(at(Step::PivotRoot))?; // the host tree becomes unreachable
         sys::mount(None, c"/", None, READ_ONLY_FLAGS, None).map_err(at(Step::ReadOnlyRoot))?;
@@ -531,8 +537,30 @@ fn bind_root(filesystem: &FilesystemPlan) -> Result<(), Errno> {
 /// `clear_refs` or the network namespace's sysctls through it, whatever its uid. `hidepid=2`:
 /// a process sees only the processes it could ptrace, so a runner's test running under the
 /// program uid does not even see the runner.
-fn mount_proc(filesystem: &FilesystemPlan) -> Result<(), Errno> {
+///
+/// A supervisor first gets `ns_last_pid` of its new PID namespace open for writing, from a
+/// read-write procfs mounted and detached again before the read-only one (a procfs mounted
+/// read-only cannot be mounted writable again in the sandbox): the runner sets the next PID
+/// before every test, so no job's PID numbers depend on what ran before (issue 22). Writing it
+/// needs CAP_SYS_ADMIN over the namespace, which the supervisor's test children do not have.
+fn mount_proc(filesystem: &FilesystemPlan, last_pid: Option<&CStr>) -> Result<(), Errno> {
     let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY;
+    if let Some(path) = last_pid {
+        sys::mount(
+            Some(c"proc"),
+            &filesystem.proc_target,
+            Some(c"proc"),
+            flags & !libc::MS_RDONLY,
+            None,
+        )?;
+        let opened = sys::open_raw(path, libc::O_WRONLY, 0);
+        let detached = sys::unmount_detach(&filesystem.proc_target);
+        let fd = opened?;
+        let moved = sys::duplicate_to(fd, LAST_PID_DESCRIPTOR);
+        sys::close_raw(fd);
+        moved?;
+        detached?;
+    }
     sys::mount(
         Some(c"proc"),
         &filesystem.proc_target,

@@ -13,7 +13,9 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::pipe::PipeFlags;
 
 use crate::error::SandboxError;
-use crate::isolation::{ChildPlan, IdMaps, Identity, PlannedFile, Step, UserNamespaceEntry};
+use crate::isolation::{
+    ChildPlan, IdMaps, Identity, LAST_PID_DESCRIPTOR, PlannedFile, Step, UserNamespaceEntry,
+};
 use crate::minimal_root::{c_path, c_string};
 use crate::process::SandboxedProcess;
 use crate::request::{Limits, Program, SpawnRequest, StdioSpec, WorkFile};
@@ -310,6 +312,16 @@ impl Sandbox {
         // Everything but the targets, the error pipe and the Landlock ruleset gets closed.
         let mut keep: Vec<u32> = (0..descriptors.len() as u32).collect();
         keep.push(error_write.as_raw_fd() as u32);
+        // A supervisor with a /proc of its own gets its PID namespace's `ns_last_pid`.
+        let last_pid = match (&role, &inner.filesystem) {
+            (Role::Supervisor, Some(filesystem)) => {
+                keep.push(LAST_PID_DESCRIPTOR as u32);
+                let mut path = filesystem.proc_target.as_bytes().to_vec();
+                path.extend_from_slice(b"/sys/kernel/ns_last_pid");
+                Some(c_string(path)?)
+            }
+            _ => None,
+        };
         if let Some(ruleset) = &inner.landlock_ruleset {
             keep.push(ruleset.as_raw_fd() as u32);
         }
@@ -371,6 +383,7 @@ impl Sandbox {
                 "size={},nr_inodes=4096,mode=0700,uid={work_uid},gid={work_gid}",
                 limits.tmpfs_bytes.max(4096),
             ))?,
+            last_pid,
             files: planned_files,
             work_directory,
             resource_limits: resource_limits(&limits, inner.limits_by_rlimit),

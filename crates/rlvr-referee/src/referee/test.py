@@ -87,13 +87,18 @@ class TestClasses:
 
     def __init__(self, trust, namespace, base):
         self.trust, self.namespace, self.base = trust, namespace, base
+        self.cached, self.cached_size = None, -1
 
     def own(self):
+        # Asked on every message: rescanned only when the test bound new names.
+        if len(self.namespace) == self.cached_size:
+            return self.cached
         found = dict(self.trust.helper_classes)
         for name, value in dict.items(self.namespace):
             if (isinstance(value, type) and not issubclass(value, BaseException) and value.__module__ == "__main__"
                     and self.base.get(name) is not value):
                 found[name] = value
+        self.cached, self.cached_size = found, len(self.namespace)
         return found
 
     def __contains__(self, name):

@@ -34,7 +34,7 @@ class TestIsolation:
         self.solution_id = 0  # the uid and gid tests run as (1 where a second id is mapped)
         self.capabilities = False  # whether the runner holds capabilities to drop
         self.reason = None  # why tests cannot get their own PID namespace
-        self.last_pid = None  # descriptor on ns_last_pid (see open_last_pid)
+        self.last_pid = None  # descriptor on ns_last_pid (see adopt_last_pid)
 
     @property
     def nested(self):
@@ -196,46 +196,30 @@ def runner_fingerprint():
 
 # Counters a job could leave its answer in for a later one (issue 22): PID numbers and the work
 # directory's inode numbers. The runner is init of the sandbox's PID namespace and holds
-# CAP_SYS_ADMIN there, so it sets the namespace's next PID before every test (through
-# `ns_last_pid`, opened once on a private procfs, since `/proc` is read-only) and mounts a fresh
-# tmpfs on the work directory between jobs (a tmpfs numbers its inodes from 1). The
-# supervisor's seccomp filter allows exactly these mount calls; a test child, holding no
-# capability, gets EPERM for them.
+# CAP_SYS_ADMIN there: the sandbox hands a supervisor its namespace's `ns_last_pid` open for
+# writing (LAST_PID_FD; `/proc` itself is read-only), so the runner sets the next PID before
+# every test; and between jobs it mounts a fresh tmpfs on the work directory (a tmpfs numbers
+# its inodes from 1). The supervisor's seccomp filter allows exactly these mount calls; a test
+# child, holding no capability, gets EPERM for them.
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
 MNT_DETACH = 0x2
-# Every test child's PID in the sandbox's namespace (what `/proc/self` names).
+LAST_PID_FD = 63
+# Every test child's PID in the sandbox's namespace (what `/proc/self` names) is the one after.
 FIRST_TEST_PID = 100
 
 
-def open_last_pid(isolation, work):
-    """A descriptor on the sandbox's `ns_last_pid`, or None (then PIDs are not reset)."""
-    if not isolation.capabilities or isolation.libc is None:
-        return None
-    libc = isolation.libc
-    directory = os.path.join(work, ".rlvr-proc")
+def adopt_last_pid():
+    """The sandbox's `ns_last_pid` descriptor when it gave one that works, else None."""
     try:
-        os.mkdir(directory, 0o700)
+        os.fstat(LAST_PID_FD)
     except OSError:
         return None
-    descriptor = None
-    try:
-        if libc.mount(b"proc", directory.encode(), b"proc", MS_NOSUID | MS_NODEV, None) != 0:
-            return None
-        try:
-            descriptor = os.open(os.path.join(directory, "sys/kernel/ns_last_pid"), os.O_WRONLY | os.O_CLOEXEC)
-        except OSError:
-            descriptor = None
-        libc.umount2(directory.encode(), MNT_DETACH)
-    finally:
-        try:
-            os.rmdir(directory)
-        except OSError:
-            pass
-    if descriptor is not None and not set_last_pid(descriptor):
-        os.close(descriptor)
-        descriptor = None
-    return descriptor
+    os.set_inheritable(LAST_PID_FD, False)
+    if not set_last_pid(LAST_PID_FD):
+        os.close(LAST_PID_FD)
+        return None
+    return LAST_PID_FD
 
 
 def set_last_pid(descriptor):
@@ -249,15 +233,19 @@ def set_last_pid(descriptor):
 
 
 def work_mount_options(work):
-    """The tmpfs options of the work directory as mounted by the sandbox (from mountinfo)."""
+    """The tmpfs options of the work directory as the sandbox mounted it: its size and inode
+    count from mountinfo, its mode and owner from the directory itself (mountinfo shows the
+    owner as the host's ids, which mean nothing in this user namespace)."""
     try:
+        status = os.stat(work)
         with open("/proc/self/mountinfo") as handle:
             for line in handle:
                 fields = line.split()
                 separator = fields.index("-")
                 if fields[4] == work and fields[separator + 1] == "tmpfs":
                     options = [option for option in fields[separator + 3].split(",")
-                               if option.split("=")[0] in ("size", "nr_inodes", "mode", "uid", "gid")]
+                               if option.split("=")[0] in ("size", "nr_inodes")]
+                    options += [f"mode={status.st_mode & 0o7777:o}", f"uid={status.st_uid}", f"gid={status.st_gid}"]
                     return ",".join(options).encode()
     except (OSError, ValueError, IndexError):
         pass

@@ -116,19 +116,27 @@ class LiveSession:
         return {"h": number}
 
     def method_names(self, value):
-        """Names of the methods `value` has through its class (or, for a class, its own):
-        the referee then calls them in one round trip. Only an optimisation."""
-        import inspect
-
+        """Names of the methods `value` has through its class (or, for a class, its own): the
+        referee then calls them in one round trip. Only an optimisation; read from the classes'
+        own dictionaries, so no descriptor of the solution's runs (and `inspect`, 13 ms to
+        import in a test child, is not needed)."""
+        if not isinstance(value, type) and type(value).__module__ == "builtins":
+            return []
         source = value if isinstance(value, type) else type(value)
         names = []
+        seen = set()
         try:
-            for name in dir(source):
-                if name.startswith("__") or len(names) >= LIVE_METHODS_PER_TYPE:
+            for klass in type.__dict__["__mro__"].__get__(source):
+                if klass is object:
                     continue
-                attribute = inspect.getattr_static(source, name, None)
-                if isinstance(attribute, (staticmethod, classmethod)) or callable(attribute):
-                    names.append(name)
+                for name, attribute in dict(type.__dict__["__dict__"].__get__(klass)).items():
+                    if type(name) is not str or name in seen or name.startswith("__"):
+                        continue
+                    seen.add(name)
+                    if isinstance(attribute, (staticmethod, classmethod, types.FunctionType)):
+                        names.append(name)
+                    if len(names) >= LIVE_METHODS_PER_TYPE:
+                        return names
         except Exception:
             pass
         return names

@@ -274,7 +274,7 @@ def main():
     add_site_packages()
     work = os.getcwd()
     isolation = prepare_isolation()
-    isolation.last_pid = open_last_pid(isolation, work)
+    isolation.last_pid = adopt_last_pid() if isolation.nested else None
     state = {"units": [], "compile_error": None, "compile_timeout_ms": None, "filename": "solution.py", "harness": None,
              "isolation": isolation, "fingerprint": runner_fingerprint(), "live": live,
              "work_mode": work_directory_mode(), "work_options": work_mount_options(work)}
