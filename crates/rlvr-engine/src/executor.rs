@@ -699,9 +699,13 @@ impl Session {
             .runner
             .start_test(stdin, None, judge, limits)
             .map_err(failed)?;
-        let Some((run, verdict)) =
-            functional.relay(&mut self.runner, report_deadline, &self.live, index, time_limit)
-        else {
+        let Some((run, verdict)) = functional.relay(
+            &mut self.runner,
+            report_deadline,
+            &self.live,
+            index,
+            time_limit,
+        ) else {
             // The caller opened the referee first; without one the test cannot be judged.
             let _ = self.runner.abort();
             self.runner.finish_test(report_deadline).map_err(failed)?;

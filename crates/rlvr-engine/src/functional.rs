@@ -59,7 +59,11 @@ pub(crate) struct LiveVerdict {
 impl FunctionalJudge {
     /// Makes the referee ready for `plan`'s tests: started with its prelude and the job open,
     /// once per job.
-    pub(crate) fn open(&mut self, sandbox: &Sandbox, plan: &Arc<ExecutionPlan>) -> Result<(), String> {
+    pub(crate) fn open(
+        &mut self,
+        sandbox: &Sandbox,
+        plan: &Arc<ExecutionPlan>,
+    ) -> Result<(), String> {
         let Some(live) = &plan.live_functional else {
             return Err("the plan has no functional prelude".to_owned());
         };

@@ -250,7 +250,9 @@ impl Relay<'_> {
                     continue;
                 }
             }
-            if self.report.is_none() && (self.runner.report_started() || now >= self.report_deadline) {
+            if self.report.is_none()
+                && (self.runner.report_started() || now >= self.report_deadline)
+            {
                 self.take_report();
                 continue;
             }
@@ -299,7 +301,8 @@ impl Relay<'_> {
             match poll(&mut fds, Some(&timeout)) {
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
                 Err(error) => {
-                    self.run.referee_failure = Some(RefereeFailure::Broken(PipeError::Io(error.into())));
+                    self.run.referee_failure =
+                        Some(RefereeFailure::Broken(PipeError::Io(error.into())));
                     continue;
                 }
             }
@@ -338,9 +341,7 @@ impl Relay<'_> {
             self.child_gone = true;
             return;
         }
-        self.report_deadline = self
-            .report_deadline
-            .min(Instant::now() + ABORT_GRACE);
+        self.report_deadline = self.report_deadline.min(Instant::now() + ABORT_GRACE);
     }
 
     /// The runner's report: the child is gone; a referee still waiting is told so.

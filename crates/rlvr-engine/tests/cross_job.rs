@@ -78,7 +78,7 @@ fn first_output(sandbox: &Sandbox, source: &str, stdin: &[u8], judge: bool) -> S
             None,
             JudgeOptions {
                 sensor: judge,
-                probes: None,
+                live: false,
                 fresh_work_directory: judge.then_some(WORK_DIRECTORY),
             },
             LIMITS,

@@ -101,11 +101,6 @@ fn fresh_verdict(
         timed_out: outcome.verdict == rlvr_sandbox::Verdict::Timeout,
         memory_exceeded: outcome.verdict == rlvr_sandbox::Verdict::MemoryLimit,
         output_exceeded: outcome.verdict == rlvr_sandbox::Verdict::OutputLimit,
-        assertion_failed: String::from_utf8_lossy(&outcome.stderr)
-            .trim_end()
-            .lines()
-            .last()
-            .is_some_and(|line| line.starts_with("AssertionError")),
         stdout: outcome.stdout,
         ..ExecutionResult::default()
     };
@@ -136,9 +131,15 @@ fn the_warm_runner_gives_the_verdicts_of_a_fresh_process_per_test() {
         for program in stdin_programs() {
             cases.push((profile, fenced(program), io_suite.clone()));
         }
-        for solution in functional_solutions() {
-            cases.push((profile, fenced(solution), functional_suite.clone()));
-        }
+    }
+    // The judge's functional tests are not a program run by a fresh process (the test's code
+    // runs in the referee: crates/rlvr/tests/reward_integrity_*.rs); Klear's are.
+    for solution in functional_solutions() {
+        cases.push((
+            ProfileName::Klear,
+            fenced(solution),
+            functional_suite.clone(),
+        ));
     }
     let options = PlanOptions {
         job_identity: b"equivalence".to_vec(),
@@ -171,6 +172,6 @@ fn the_warm_runner_gives_the_verdicts_of_a_fresh_process_per_test() {
         assert_eq!(warm, fresh, "{profile_name:?} {response}");
         compared += warm.len();
     }
-    assert!(compared >= 100, "compared {compared} verdicts");
+    assert!(compared >= 90, "compared {compared} verdicts");
     engine.shutdown();
 }

@@ -186,9 +186,7 @@ impl Runner {
         self.pipe.send_frame(&header, inputs, deadline)?;
         let reply: serde_json::Value = self.pipe.receive_json(deadline)?;
         if reply.get("ok") != Some(&serde_json::Value::Bool(true)) {
-            return Err(PipeError::Protocol(format!(
-                "batch_start refused: {reply}"
-            )));
+            return Err(PipeError::Protocol(format!("batch_start refused: {reply}")));
         }
         Ok(())
     }

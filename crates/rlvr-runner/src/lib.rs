@@ -12,8 +12,8 @@ mod protocol;
 pub mod transport;
 
 pub use client::Runner;
-pub use transport::PipeError;
 pub use protocol::{Harness, JudgeOptions, LoadReport, Outcome, TestLimits, TestReport};
+pub use transport::PipeError;
 
 /// The Python side of the protocol, one file per concern under `runner/`, joined in this order
 /// into one program. Start it with [`interpreter_arguments`].

@@ -110,7 +110,11 @@ impl FramedPipe {
     }
 
     /// Exactly `length` bytes (a payload).
-    pub fn receive_exact(&mut self, length: usize, deadline: Instant) -> Result<Vec<u8>, PipeError> {
+    pub fn receive_exact(
+        &mut self,
+        length: usize,
+        deadline: Instant,
+    ) -> Result<Vec<u8>, PipeError> {
         let mut buffer = vec![0; 1 << 16];
         while self.pending.len() < length {
             wait_ready(self.responses.as_fd(), PollFlags::IN, deadline)?;
@@ -161,7 +165,11 @@ pub fn poll_timeout(deadline: Instant) -> Option<Timespec> {
 
 /// Waits until `fd` is ready for `flags` or the deadline passes. Hang-up counts as ready: the
 /// following read or write reports it.
-pub fn wait_ready(fd: BorrowedFd<'_>, flags: PollFlags, deadline: Instant) -> Result<(), PipeError> {
+pub fn wait_ready(
+    fd: BorrowedFd<'_>,
+    flags: PollFlags,
+    deadline: Instant,
+) -> Result<(), PipeError> {
     loop {
         let Some(timeout) = poll_timeout(deadline) else {
             return Err(PipeError::Deadline);

@@ -177,10 +177,7 @@ fn kill_part(role: Role) -> Result<BpfProgram, SandboxError> {
                     .map_err(compile_error)
             };
             rules.insert(libc::SYS_mount, vec![unless(3, mount_flags)?]);
-            rules.insert(
-                libc::SYS_umount2,
-                vec![unless(1, libc::MNT_DETACH as u64)?],
-            );
+            rules.insert(libc::SYS_umount2, vec![unless(1, libc::MNT_DETACH as u64)?]);
         }
     }
     part(rules, SeccompAction::KillProcess)

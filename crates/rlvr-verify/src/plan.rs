@@ -287,15 +287,15 @@ fn build_programs(
     };
     match &suite.tests {
         Tests::InputOutput(tests) => selected
-                .iter()
-                .map(|&index| TestProgram {
-                    test_index: index,
-                    source: ProgramText::whole(Arc::clone(&shared_code)),
-                    stdin: Some(profile.value_join.render(&tests[index].input)),
-                    expected: Some(profile.value_join.render_output(&tests[index].output)),
-                    check: None,
-                })
-                .collect(),
+            .iter()
+            .map(|&index| TestProgram {
+                test_index: index,
+                source: ProgramText::whole(Arc::clone(&shared_code)),
+                stdin: Some(profile.value_join.render(&tests[index].input)),
+                expected: Some(profile.value_join.render_output(&tests[index].output)),
+                check: None,
+            })
+            .collect(),
         Tests::Functional(FunctionalTests::Single(block)) => {
             let source = match profile.functional {
                 FunctionalAssembly::KlearPerAssert => klear_functional(code, block),

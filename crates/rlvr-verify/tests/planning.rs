@@ -1,12 +1,12 @@
 //! Plans, verdicts and aggregation per profile: Klear's gates, constants, sampling and list
-//! joining; Code-R1's constants; prime's two passes and first-ten rule; the judge's sentinel.
+//! joining; Code-R1's constants; prime's two passes and first-ten rule; the judge's live functional tests.
 
 use std::time::Duration;
 
 use rlvr_verify::{
-    ExecutionPlan, ExecutionResult, JobRun, Plan, PlanOptions, Profile, ProfileName, Stage,
-    StageCondition, Status, TestRun, TestSuite, Verdict, aggregate, describe_profiles, judge_test,
-    plan,
+    ExecutionPlan, ExecutionResult, JobRun, Plan, PlanOptions, Profile, ProfileName,
+    RefereeVerdict, Stage, StageCondition, Status, TestRun, TestSuite, Verdict, aggregate,
+    describe_profiles, judge_test, plan,
 };
 use serde_json::json;
 
@@ -214,47 +214,48 @@ fn klear_functional_keeps_the_exit_hole() {
 }
 
 #[test]
-fn judge_functional_needs_the_sentinel_after_the_assert() {
+fn judge_functional_tests_run_live_with_the_test_in_the_referee() {
     let judge = Profile::named(ProfileName::Judge);
     let tests = suite(json!({"functional": ["assert f() == 1", "assert f() == 2"]}));
     let response = "```python\ndef f():\n    return 1\n```";
     let execution = execute(plan(&judge, response, &tests, &options(3, "job")));
     assert_eq!(execution.programs.len(), 2);
+    // The child runs the prelude and the solution only; the test's code goes to the referee.
+    let live = execution
+        .live_functional
+        .as_ref()
+        .expect("a judge functional plan runs live");
+    assert_eq!(live.solution, "def f():\n    return 1");
+    assert!(live.prelude.contains("class TreeNode"));
+    assert!(!live.prelude.contains("import numpy"));
+    for (program, test) in execution
+        .programs
+        .iter()
+        .zip(["assert f() == 1", "assert f() == 2"])
+    {
+        assert_eq!(program.check.as_deref(), Some(test));
+        assert!(!program.source.contains("assert"), "{}", program.source);
+    }
+    // The verdict is the referee's, and a pass also needs the child's clean exit.
     let program = &execution.programs[0];
-    let sentinel = program
-        .sentinel
-        .clone()
-        .expect("judge functional programs carry a sentinel");
-    let source = program.source.to_string();
-    let assert_at = source.find("assert f() == 1").unwrap();
-    assert!(
-        source[assert_at..].contains(&sentinel),
-        "sentinel printed after the assert"
-    );
-    assert!(
-        !source.contains("assert f() == 2"),
-        "one assert per program"
-    );
+    let with = |verdict, exit_code| ExecutionResult {
+        referee: Some(verdict),
+        exit_code,
+        ..ExecutionResult::default()
+    };
     assert_eq!(
-        judge_test(
-            &judge,
-            program,
-            &exited(&format!("debug\n\n{sentinel}\n"), 0)
-        ),
+        judge_test(&judge, program, &with(RefereeVerdict::Pass, Some(0))),
         Verdict::Pass
     );
     assert_eq!(
-        judge_test(&judge, program, &exited("", 0)),
+        judge_test(&judge, program, &with(RefereeVerdict::Pass, Some(3))),
+        Verdict::RuntimeError,
+        "a pass whose child then fails at shutdown"
+    );
+    assert_eq!(
+        judge_test(&judge, program, &with(RefereeVerdict::Ended, Some(0))),
         Verdict::WrongAnswer,
-        "exit() before the assert"
-    );
-    assert_eq!(
-        judge_test(&judge, program, &exited(&format!("{sentinel}\nlater\n"), 0)),
-        Verdict::WrongAnswer
-    );
-    assert_eq!(
-        judge_test(&judge, program, &exited("", 1)),
-        Verdict::RuntimeError
+        "exit() during a call"
     );
     assert!(execution.required_modules.is_empty());
 }

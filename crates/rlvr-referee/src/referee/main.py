@@ -21,6 +21,11 @@ def serve_job(base, trust, tests):
                     write_frame({"op": "verdict", "outcome": "error", "detail": f"no test {index!r}"})
                     continue
                 write_frame(dict(job.run(index), op="verdict"))
+            elif operation in ("message", "ended"):
+                # A message of a test already decided (the child's list of names for a test
+                # that does not compile, anything it sent after the verdict): not for the next.
+                if operation == "message":
+                    read_exact(REQUEST_FD, request.get("size", 0))
             elif operation == "close":
                 write_frame({"ok": True})
                 break

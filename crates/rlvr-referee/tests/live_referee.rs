@@ -1,0 +1,411 @@
+//! The referee against a scripted solution child, without the sandbox (issue 22): the test
+//! plays the child at the protocol level, honest or lying, and checks what the referee asks,
+//! what it never sends, and what it decides. The real child, the engine's relay and the sandbox
+//! are tested together in the engine's and the CLI's tests.
+
+use std::os::fd::OwnedFd;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rlvr_referee::{Event, Judgement, Outcome, Referee};
+use rlvr_verify::prelude::judge_prefix;
+use serde_json::{Value, json};
+
+fn python() -> String {
+    std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+struct Started {
+    process: Child,
+    referee: Referee,
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+fn start(tests: &[&str]) -> Started {
+    let program = rlvr_referee::referee_program();
+    let mut process = Command::new(python())
+        .args(rlvr_referee::interpreter_arguments(&program))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("python starts");
+    let requests = OwnedFd::from(process.stdin.take().unwrap());
+    let responses = OwnedFd::from(process.stdout.take().unwrap());
+    let mut referee = Referee::new(requests, responses);
+    referee.start(&judge_prefix()).expect("the referee starts");
+    referee.open(tests).expect("the job opens");
+    Started { process, referee }
+}
+
+/// What a scripted child answers to one request (the request's `id` is added unless the
+/// answer names one; `null` sends nothing).
+type Script<'a> = dyn FnMut(&Value) -> Value + 'a;
+
+/// Runs test `index` with `names` as the child's module names and `script` answering every
+/// request; returns the verdict and every message the referee sent the child.
+fn run(
+    started: &mut Started,
+    index: usize,
+    names: Value,
+    script: &mut Script<'_>,
+) -> (Judgement, Vec<Value>) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let referee = &mut started.referee;
+    referee.begin_test(index, deadline).unwrap();
+    let ready = json!({"t": "ready", "names": names});
+    referee
+        .deliver(
+            &Referee::message_frame(ready.to_string().as_bytes()),
+            deadline,
+        )
+        .unwrap();
+    let mut sent = Vec::new();
+    loop {
+        match referee.next_event(deadline).unwrap() {
+            Event::Send(message) => {
+                let message: Value = serde_json::from_slice(&message).unwrap();
+                sent.push(message.clone());
+                let mut reply = script(&message);
+                if reply.is_null() {
+                    continue;
+                }
+                if reply.get("id").is_none() {
+                    reply["id"] = message["id"].clone();
+                }
+                referee
+                    .deliver(
+                        &Referee::message_frame(reply.to_string().as_bytes()),
+                        deadline,
+                    )
+                    .unwrap();
+            }
+            Event::Verdict(judgement) => return (judgement, sent),
+        }
+    }
+}
+
+fn function(number: u64) -> Value {
+    json!(["callable", {"h": number}, {"handles": {number.to_string(): 0}, "types": {"0": []}}])
+}
+
+fn class(number: u64, methods: &[&str]) -> Value {
+    json!(["callable", {"h": number}, {"handles": {number.to_string(): 1}, "types": {"1": methods}}])
+}
+
+fn value(v: Value) -> Value {
+    json!({"t": "return", "v": v, "tab": []})
+}
+
+/// An honest `square` (handle 0) that answers calls with data.
+fn honest_square(message: &Value) -> Value {
+    assert_eq!(message["t"], "call", "{message}");
+    value(json!(message["a"][0].as_i64().unwrap().pow(2)))
+}
+
+#[test]
+fn humaneval_raw_check_runs_here_and_the_child_only_ever_sees_arguments() {
+    // HumanEval's form: the test hands the solution's function to its own `check`.
+    let test = "METADATA = {}\n\ndef check(candidate):\n    assert candidate(1111) == 1234321\n    assert candidate(2222) == 4937284\n    for x in range(3):\n        assert candidate(x) == x * x\n\ncheck(square)";
+    let mut started = start(&[test]);
+    let (judgement, sent) = run(
+        &mut started,
+        0,
+        json!({"square": function(0)}),
+        &mut honest_square,
+    );
+    assert_eq!(judgement.outcome, Outcome::Pass, "{judgement:?}");
+    let arguments: Vec<Value> = sent.iter().map(|message| message["a"][0].clone()).collect();
+    assert_eq!(
+        arguments,
+        [json!(1111), json!(2222), json!(0), json!(1), json!(2)]
+    );
+    // No expected value, nor the test's text, ever goes to the child.
+    let everything = serde_json::to_string(&sent).unwrap();
+    for secret in ["1234321", "4937284", "check", "candidate", "METADATA"] {
+        assert!(
+            !everything.contains(secret),
+            "{secret} reached the child: {everything}"
+        );
+    }
+    // A wrong answer fails at the first assert, and the later calls are never made.
+    let (judgement, sent) = run(&mut started, 0, json!({"square": function(0)}), &mut |_| {
+        value(json!(0))
+    });
+    assert_eq!(judgement.outcome, Outcome::Fail);
+    assert_eq!(sent.len(), 1);
+}
+
+#[test]
+fn a_lying_object_never_answers_for_data() {
+    // Every check below passes in a fresh process for an object whose methods always agree.
+    let tests = [
+        "assert square(2) == 4",
+        "assert not (square(2) != 4)",
+        "assert square(7)",
+        "assert abs(square(3) - 9) < 1e-9",
+        "assert square(0) in {0}",
+        "assert square(3).__eq__(9)",
+        "assert 4 in square(2)",
+        "assert greet('bob').startswith('Hello')",
+        "assert all(map(square, [1, 2]))",
+    ];
+    let mut started = start(&tests);
+    let names = json!({"square": function(0), "greet": function(1)});
+    for (index, test) in tests.iter().enumerate() {
+        let mut liar = |message: &Value| match message["t"].as_str().unwrap() {
+            "call" => json!({"t": "return", "v": {"h": 9}, "tab": [], "handles": {"9": 5},
+                             "types": {"5": ["startswith", "__eq__"]}}),
+            // Iterating the object (for `in`): it yields objects of its own again.
+            "op" => json!({"t": "return", "v": {"h": 9}, "tab": []}),
+            "next" => json!({"t": "return", "v": [{"h": 9}], "tab": [], "done": true}),
+            "method" => value(json!(true)),
+            other => panic!("unexpected {other}: {message}"),
+        };
+        let (judgement, _) = run(&mut started, index, names.clone(), &mut liar);
+        assert_ne!(judgement.outcome, Outcome::Pass, "{test}: {judgement:?}");
+        assert_eq!(judgement.untrusted_comparisons, 0, "{test}");
+    }
+}
+
+#[test]
+fn a_stop_iteration_from_a_call_does_not_end_the_tests_loop() {
+    // `all(map(f, data))` would be True if f's StopIteration ended the map early.
+    let mut started = start(&["assert all(map(is_even, [1, 3]))"]);
+    let (judgement, _) = run(
+        &mut started,
+        0,
+        json!({"is_even": function(0)}),
+        &mut |_| json!({"t": "raise", "type": "StopIteration", "message": ""}),
+    );
+    assert_eq!(judgement.outcome, Outcome::Error, "{judgement:?}");
+}
+
+#[test]
+fn leetcode_classes_their_methods_and_comparisons_between_their_objects() {
+    let tests = [
+        "sol = Solution()\nassert sol.twoSum([2, 7, 11, 15], 9) == [0, 1]\nassert sol.twoSum([3, 3], 6) == [0, 1]",
+        "a = Point(1, 2)\nb = Point(1, 2)\nassert a == b",
+    ];
+    let mut started = start(&tests);
+    let names = json!({"Solution": class(0, &["twoSum"]), "Point": class(1, &[])});
+    let (judgement, sent) = run(
+        &mut started,
+        0,
+        names.clone(),
+        &mut |message| match message["t"].as_str().unwrap() {
+            "call" => json!({"t": "return", "v": {"h": 7}, "tab": [], "handles": {"7": 1}}),
+            "method" => {
+                assert_eq!(message["n"], "twoSum");
+                json!({"t": "return", "v": {"r": 0}, "tab": [["list", [0, 1]]]})
+            }
+            other => panic!("unexpected {other}: {message}"),
+        },
+    );
+    assert_eq!(judgement.outcome, Outcome::Pass, "{judgement:?}");
+    // One round trip per method call: the type's method names came with the class.
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    // Two of the solution's own objects compared: the solution's word, and counted.
+    let mut next = 20;
+    let (judgement, _) = run(&mut started, 1, names, &mut |message| match message["t"]
+        .as_str()
+        .unwrap()
+    {
+        "call" => {
+            next += 1;
+            json!({"t": "return", "v": {"h": next}, "tab": []})
+        }
+        "op" => {
+            assert_eq!(message["n"], "eq");
+            value(json!(true))
+        }
+        other => panic!("unexpected {other}: {message}"),
+    });
+    assert_eq!(judgement.outcome, Outcome::Pass, "{judgement:?}");
+    assert_eq!(judgement.untrusted_comparisons, 1);
+}
+
+#[test]
+fn arguments_changed_in_place_are_written_back_into_the_tests_objects() {
+    let test = "nums = [1, 2, 3]\nalias = nums\nrotate(nums, 1)\nassert alias == [3, 1, 2]\nassert touch(nums) is nums";
+    let mut started = start(&[test]);
+    let names = json!({"rotate": function(0), "touch": function(1)});
+    let (judgement, _) = run(&mut started, 0, names, &mut |message| {
+        if message["f"]["h"] == 0 {
+            json!({"t": "return", "v": null, "tab": [["list", [3, 1, 2]]], "back": [[0, {"r": 0}]]})
+        } else {
+            json!({"t": "return", "v": {"r": 0}, "tab": [["list", [3, 1, 2]]],
+                   "back": [[0, {"r": 0}]], "same": 0})
+        }
+    });
+    assert_eq!(judgement.outcome, Outcome::Pass, "{judgement:?}");
+}
+
+#[test]
+fn the_child_may_call_the_tests_functions_back() {
+    let mut started = start(&["assert apply(lambda x: x * 10, 3) == 31"]);
+    let mut stage = 0;
+    let (judgement, sent) = run(
+        &mut started,
+        0,
+        json!({"apply": function(0)}),
+        &mut |message| {
+            stage += 1;
+            match stage {
+                1 => {
+                    assert_eq!(
+                        message["a"][0],
+                        json!({"x": 0}),
+                        "the lambda is a handle: {message}"
+                    );
+                    json!({"t": "call", "id": "c1", "f": {"x": 0}, "a": [3], "k": [], "tab": []})
+                }
+                2 => {
+                    assert_eq!(
+                        (message["t"].clone(), message["v"].clone()),
+                        (json!("return"), json!(30))
+                    );
+                    json!({"t": "return", "id": 1, "v": 31, "tab": []})
+                }
+                _ => panic!("{message}"),
+            }
+        },
+    );
+    assert_eq!(judgement.outcome, Outcome::Pass, "{judgement:?}");
+    assert_eq!(sent.len(), 2);
+}
+
+#[test]
+fn a_prompt_function_named_like_a_prelude_import_must_be_the_solutions() {
+    let mut started = start(&["assert gcd(4, 6) == 7"]);
+    // Not defined by the solution: the prelude's gcd (which gives 2) never answers.
+    let (judgement, sent) = run(&mut started, 0, json!({}), &mut |message| {
+        panic!("{message}")
+    });
+    assert_eq!(judgement.outcome, Outcome::Error, "{judgement:?}");
+    assert!(sent.is_empty());
+    let (judgement, _) = run(&mut started, 0, json!({"gcd": function(0)}), &mut |_| {
+        value(json!(7))
+    });
+    assert_eq!(judgement.outcome, Outcome::Pass, "{judgement:?}");
+}
+
+#[test]
+fn builtins_and_the_preludes_helpers_stay_the_referees() {
+    let tests = [
+        "assert is_same_list(reverse(list_node([1, 2])), list_node([2, 1]))",
+        "assert len(items()) == 3",
+        "assert np.allclose(half(3), 1.5)",
+    ];
+    let mut started = start(&tests);
+    // The solution claims helpers and builtins of the same names: never used.
+    let names = json!({"reverse": function(0), "is_same_list": function(1), "len": function(2),
+                       "items": function(3), "np": function(4), "half": function(5)});
+    let mut reverse = |message: &Value| {
+        assert_eq!(message["f"]["h"], 0, "{message}");
+        // A list node of the referee's own class, as data: [2, 1].
+        json!({"t": "return", "v": {"r": 0}, "tab": [
+            ["object", "ListNode", ["val", 2, "next", {"r": 1}]],
+            ["object", "ListNode", ["val", 1, "next", null]]]})
+    };
+    assert_eq!(
+        run(&mut started, 0, names.clone(), &mut reverse).0.outcome,
+        Outcome::Pass
+    );
+    let (judgement, _) = run(&mut started, 1, names.clone(), &mut |message| {
+        assert_eq!(message["f"]["h"], 3, "{message}");
+        json!({"t": "return", "v": {"r": 0}, "tab": [["list", [1, 2]]]})
+    });
+    assert_eq!(
+        judgement.outcome,
+        Outcome::Fail,
+        "the referee's len: {judgement:?}"
+    );
+    let (judgement, _) = run(&mut started, 2, names, &mut |message| {
+        assert_eq!(message["f"]["h"], 5, "{message}");
+        value(json!(0))
+    });
+    assert_eq!(
+        judgement.outcome,
+        Outcome::Fail,
+        "the referee's numpy: {judgement:?}"
+    );
+}
+
+#[test]
+fn a_broken_or_ended_child_fails_the_test_whatever_the_test_catches() {
+    let tests = [
+        "try:\n    square(2)\nexcept Exception:\n    pass",
+        "assert square(2) == 4",
+        "assert square(2) == 4",
+    ];
+    let mut started = start(&tests);
+    let names = json!({"square": function(0)});
+    // Garbage instead of an answer.
+    let (judgement, _) = run(
+        &mut started,
+        0,
+        names.clone(),
+        &mut |_| json!({"t": "return", "v": {"bogus": 1}}),
+    );
+    assert_eq!(judgement.outcome, Outcome::Ended, "{judgement:?}");
+    // An answer to a request that was never asked.
+    let (judgement, _) = run(
+        &mut started,
+        1,
+        names.clone(),
+        &mut |_| json!({"t": "return", "id": 99, "v": 4}),
+    );
+    assert_eq!(judgement.outcome, Outcome::Ended, "{judgement:?}");
+    // The engine says the child ended.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let referee = &mut started.referee;
+    referee.begin_test(2, deadline).unwrap();
+    let ready = json!({"t": "ready", "names": names});
+    referee
+        .deliver(
+            &Referee::message_frame(ready.to_string().as_bytes()),
+            deadline,
+        )
+        .unwrap();
+    let Event::Send(_) = referee.next_event(deadline).unwrap() else {
+        panic!("a call first")
+    };
+    referee
+        .deliver(
+            &Referee::ended_frame("the solution's process exited with status 0"),
+            deadline,
+        )
+        .unwrap();
+    let Event::Verdict(judgement) = referee.next_event(deadline).unwrap() else {
+        panic!("a verdict")
+    };
+    assert_eq!(judgement.outcome, Outcome::Ended, "{judgement:?}");
+}
+
+#[test]
+fn a_test_that_does_not_compile_is_an_error_not_a_failed_job() {
+    let mut started = start(&["assert (", "assert square(2) == 4"]);
+    let (judgement, sent) = run(&mut started, 0, json!({}), &mut |message| {
+        panic!("{message}")
+    });
+    assert_eq!(judgement.outcome, Outcome::Error);
+    assert!(
+        judgement.detail.contains("does not compile"),
+        "{judgement:?}"
+    );
+    assert!(sent.is_empty());
+    let (judgement, _) = run(
+        &mut started,
+        1,
+        json!({"square": function(0)}),
+        &mut honest_square,
+    );
+    assert_eq!(judgement.outcome, Outcome::Pass);
+}
