@@ -318,10 +318,11 @@ impl Relay<'_> {
                     Role::Report => self.take_report(),
                     Role::FromChild if !self.child_gone => self.read_child(&mut buffer),
                     Role::Event if !self.referee_done() => self.handle_event(),
-                    Role::ToChild if !self.child_gone => {
-                        if self.to_child.flush(self.channel.to_child.as_fd()).is_err() {
-                            self.to_child.clear();
-                        }
+                    Role::ToChild
+                        if !self.child_gone
+                            && self.to_child.flush(self.channel.to_child.as_fd()).is_err() =>
+                    {
+                        self.to_child.clear();
                     }
                     Role::ToReferee if !self.referee_done() => {
                         if let Err(error) = self.to_referee.flush(self.referee.requests()) {

@@ -150,8 +150,6 @@ pub struct TestReport {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn frames_are_length_prefixed_json_then_payloads() {
         let frame = crate::transport::frame(&serde_json::json!({"op": "exit"}), &[b"ab", b"c"]);

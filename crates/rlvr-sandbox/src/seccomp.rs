@@ -170,7 +170,7 @@ fn kill_part(role: Role) -> Result<BpfProgram, SandboxError> {
             // 22): `mount` with exactly MS_NOSUID | MS_NODEV and `umount2` with exactly
             // MNT_DETACH. Its test children hold no capability, so the kernel refuses them
             // those (EPERM); any other flags still kill.
-            let mount_flags = (libc::MS_NOSUID | libc::MS_NODEV) as u64;
+            let mount_flags = libc::MS_NOSUID | libc::MS_NODEV;
             let unless = |argument: u8, value: u64| {
                 condition(argument, SeccompCmpOp::Ne, value)
                     .and_then(|condition| SeccompRule::new(vec![condition]))
