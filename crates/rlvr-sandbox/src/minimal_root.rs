@@ -101,6 +101,10 @@ fn root_operations(
         ("/proc/self/fd/0", "dev/stdin"),
         ("/proc/self/fd/1", "dev/stdout"),
         ("/proc/self/fd/2", "dev/stderr"),
+        // POSIX shared memory and semaphores (`multiprocessing`'s locks) live in the work
+        // directory: emptied after each judge test, a fresh tmpfs for each job, counted in
+        // its size limit.
+        (WORK_DIRECTORY, "dev/shm"),
     ] {
         operations.push(RootOperation::Symlink {
             target: c_string(target)?,

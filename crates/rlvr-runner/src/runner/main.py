@@ -271,6 +271,7 @@ def main():
     os.close(null)
     CHILD_STREAMS[:] = standard_streams()
     install_site_builtins()
+    install_self_signals()
     add_site_packages()
     work = os.getcwd()
     isolation = prepare_isolation()
