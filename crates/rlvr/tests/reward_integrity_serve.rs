@@ -1,7 +1,8 @@
-//! Reward integrity through `rlvr serve` (issue 12): the hostile responses of
-//! `tests/fixtures/integrity/attacks.py` through `POST /v1/verify` and open-instruct's
-//! `POST /test_program` must score 0 (they scored 1.0 before), honest ones must pass, and the
-//! tampering they tried must show in the responses and in `/metrics`.
+//! Reward integrity through `rlvr serve` (issues 12 and 22): the hostile responses of
+//! `tests/fixtures/integrity/attacks.py` and `live.py` through `POST /v1/verify` and
+//! open-instruct's `POST /test_program` must score 0 (they scored 1.0 before), honest ones must
+//! pass, and the tampering they tried and the untrusted comparisons they made must show in the
+//! responses and in `/metrics`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -125,9 +126,17 @@ fn dechunk(mut body: &str) -> String {
 
 /// The job lines of one group of `attacks.py`.
 fn jobs(group: &str) -> Vec<Value> {
+    fixture_jobs("attacks.py", group)
+}
+
+/// The job lines of one group of a fixture script.
+fn fixture_jobs(script: &str, group: &str) -> Vec<Value> {
     let python = std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".into());
     let output = Command::new(python)
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/integrity/attacks.py"))
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("tests/fixtures/integrity/{script}")),
+        )
         .arg(group)
         .output()
         .expect("python runs");
@@ -174,7 +183,9 @@ fn issue_15_hostile_answers_score_zero_through_an_unprivileged_server() {
 }
 
 fn hostile_answers_score_zero(served: &Served) {
-    let hostile = jobs("hostile");
+    let mut hostile = jobs("hostile");
+    hostile.extend(fixture_jobs("live.py", "hostile"));
+    hostile.extend(fixture_jobs("live.py", "forms"));
     let answer = served.post(
         "/v1/verify",
         &json!({"jobs": hostile, "profile": "judge", "details": true}),
@@ -183,7 +194,7 @@ fn hostile_answers_score_zero(served: &Served) {
     assert_eq!(results.len(), hostile.len());
     for result in results {
         assert_eq!(result["score"], 0.0, "{result}");
-        assert_eq!(result["functional"]["unsplit"], 0, "{result}");
+        assert_eq!(result["untrusted_comparisons"], 0, "{result}");
     }
     let getframe = results
         .iter()
@@ -213,7 +224,6 @@ fn hostile_answers_score_zero(served: &Served) {
             "{}: {answer}",
             job["id"]
         );
-        assert_eq!(answer["functional"]["unsplit"], 0, "{answer}");
     }
     let frames = served.post(
         "/test_program",
@@ -224,17 +234,22 @@ fn hostile_answers_score_zero(served: &Served) {
 
     assert!(metric(served, "rlvr_tampering_total{kind=\"frame_introspection\"}") >= 2.0);
     assert!(metric(served, "rlvr_tampering_total{kind=\"tracing\"}") >= 1.0);
-    assert!(metric(served, "rlvr_functional_tests_total{split=\"true\"}") >= 36.0);
+    assert!(metric(served, "rlvr_tampering_total{kind=\"early_exit\"}") >= 3.0);
+    assert!(metric(served, "rlvr_tampering_total{kind=\"forged_report\"}") >= 1.0);
+    assert_eq!(metric(served, "rlvr_untrusted_comparisons_total"), 0.0);
 }
 
 #[test]
 fn honest_answers_pass_through_the_server() {
     let served = Served::start();
-    let honest = jobs("honest");
+    let mut honest = jobs("honest");
+    honest.extend(fixture_jobs("live.py", "honest"));
     let answer = served.post("/v1/verify", &json!({"jobs": honest}));
     for result in answer["results"].as_array().unwrap() {
         assert_eq!(result["score"], 1.0, "{result}");
     }
+    // The dataclass's `p == Point(1, 2)` compares two of the solution's own objects.
+    assert_eq!(metric(&served, "rlvr_untrusted_comparisons_total"), 1.0);
     for job in &honest {
         let tests = &job["ground_truth"]["functional"];
         let answer = served.post(

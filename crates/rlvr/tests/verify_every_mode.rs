@@ -67,7 +67,7 @@ fn cases(port: u16, secret: &str, marker: &str) -> Vec<Case> {
         case(
             "signal the runner",
             format!(
-                "import os, signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nfor pid in (os.getppid(), 1, 0, -1):\n    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):\n        try:\n            os.kill(pid, number)\n        except OSError:\n            pass\n{SUM}"
+                "import os, signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nfor pid in (-1, 2, 3, 99, 100, 101, 65533, 65534):\n    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):\n        try:\n            os.kill(pid, number)\n        except OSError:\n            pass\n{SUM}"
             ),
             1.0,
             &["pass", "pass"],

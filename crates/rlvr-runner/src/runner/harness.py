@@ -383,7 +383,8 @@ def read_with_deadline(fd, size, deadline):
         left = deadline - time.monotonic()
         if left <= 0:
             return None
-        if not poller.poll(max(1, math_ceil(left * 1000))):
+        # poll takes a C int of milliseconds: wait at most an hour at a time.
+        if not poller.poll(min(max(1, math_ceil(left * 1000)), 3_600_000)):
             continue
         chunk = os.read(fd, min(remaining, 1 << 20))
         if not chunk:

@@ -149,7 +149,7 @@ def run_forked(state, header, stdin, extra, files, judge):
         if remaining <= 0:
             timed_out = True
             break
-        events = poller.poll(max(1, int(remaining * 1000)))
+        events = poller.poll(min(max(1, int(remaining * 1000)), 3_600_000))
         if any(fd == pidfd for fd, _ in events):
             break
         if any(fd == REQUEST_FD for fd, _ in events):
