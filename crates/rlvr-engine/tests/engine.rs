@@ -137,15 +137,13 @@ fn an_idle_worker_helps_run_a_big_job_and_the_result_is_the_same() {
 }
 
 #[test]
-fn a_forged_judge_sentinel_does_not_pass() {
+fn an_answer_printed_before_leaving_early_does_not_pass() {
     let engine = engine();
-    // The solution finds the sentinel among its own code's constants, prints it and leaves
-    // before the appended assert can run: the printed sentinel matches, the run is incomplete.
+    // The solution prints what a pass looked like under the old sentinel scheme and leaves
+    // before the test could call it: nothing it prints is the verdict, and leaving is a failure.
     let forger = "import os, sys\n\
         def add(a, b):\n    return a - b\n\
-        constants = sys._getframe().f_code.co_consts\n\
-        found = [c for c in constants if isinstance(c, str) and 'rlvr-sentinel-' in c]\n\
-        print(found[0] if found else 'no sentinel found', flush=True)\n\
+        print('rlvr-sentinel-0123456789abcdef01234567', flush=True)\n\
         os._exit(0)";
     let truth = serde_json::json!({"functional": ["assert add(1, 2) == 3"]});
     let results = score_all(
@@ -154,5 +152,11 @@ fn a_forged_judge_sentinel_does_not_pass() {
     );
     assert_eq!(verdicts(&results[0]), [rlvr_verify::Verdict::WrongAnswer]);
     assert_eq!(results[0].score, Some(0.0));
+    assert_eq!(
+        results[0]
+            .tampering
+            .count(rlvr_verify::TamperKind::EarlyExit),
+        1
+    );
     engine.shutdown();
 }

@@ -1,7 +1,7 @@
 //! The text of a test program, stored so that a job's memory is bounded by its response, not by
 //! tests x response: the part every program of the job shares (the profile's prefix and the
-//! response's code) is one allocation, and each program keeps only its own tail (its assert,
-//! its sentinel print). A 2 MB response with 200 functional tests takes 2 MB, not 400 MB.
+//! response's code) is one allocation, and each program keeps only its own tail (a reference
+//! profile's assert). A 2 MB response with 200 functional tests takes 2 MB, not 400 MB.
 //!
 //! [`SharedHeads`] finds the shared part without knowing how a profile assembles its programs:
 //! the head is the common prefix of all the job's program texts (cut at a line end), so a

@@ -17,7 +17,7 @@ use crate::python_json::parse_python_json;
 
 /// Most tests one ground truth may hold: eight times the dataset's largest record (1,226
 /// tests). More is refused as `invalid_job` rather than planned, since every test costs a
-/// program, a sentinel and a line of `--details` output.
+/// program (or a referee run) and a line of `--details` output.
 pub const MAX_TESTS: usize = 10_000;
 
 /// One input or expected output value: the dataset holds strings, and a few lists of values

@@ -248,8 +248,9 @@ fn honest_answers_pass_through_the_server() {
     for result in answer["results"].as_array().unwrap() {
         assert_eq!(result["score"], 1.0, "{result}");
     }
-    // The dataclass's `p == Point(1, 2)` compares two of the solution's own objects.
-    assert_eq!(metric(&served, "rlvr_untrusted_comparisons_total"), 1.0);
+    // The dataclass's `p == Point(1, 2)` and `isinstance(p, Point)`: two of the solution's own
+    // objects.
+    assert_eq!(metric(&served, "rlvr_untrusted_comparisons_total"), 2.0);
     for job in &honest {
         let tests = &job["ground_truth"]["functional"];
         let answer = served.post(

@@ -382,8 +382,8 @@ fn issue_22_lying_objects_score_zero_in_every_test_form() {
 }
 
 /// Issue 22: honest answers the split judge scored 0 now pass: LeetCode's `Solution()`, a
-/// design class, returned closures, dataclasses (compared with the solution's own class: an
-/// untrusted comparison, counted), namedtuples, Fraction, dates, IntEnum members, dict views,
+/// design class, returned closures, dataclasses (compared with, and checked against, the
+/// solution's own class: untrusted comparisons, counted), namedtuples, Fraction, dates, IntEnum members, dict views,
 /// an infinite generator the test takes five items from, a 3-million-element list, arguments
 /// changed in place, callbacks, expected exceptions, functions defined at run time,
 /// `inspect.signature` and `sys.settrace(None)` (not tampering), `multiprocessing.Pool`, and
@@ -400,13 +400,14 @@ fn issue_22_honest_values_and_forms_pass() {
     for line in &lines {
         assert_eq!(line["score"], 1.0, "an honest answer failed: {line}");
         assert!(line.get("tampering").is_none(), "{line}");
-        let expected = u64::from(line["id"] == "dataclass");
+        // `p == Point(1, 2)` and `isinstance(p, Point)`: two of the solution's own objects.
+        let expected = if line["id"] == "dataclass" { 2 } else { 0 };
         assert_eq!(line["untrusted_comparisons"], expected, "{line}");
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains(
-            "untrusted comparisons (two of the solution's own objects, its word): 1 in 1 jobs"
+            "untrusted comparisons (two of the solution's own objects, its word): 2 in 1 jobs"
         ),
         "{stderr}"
     );

@@ -15,7 +15,8 @@ def attempt(action, *arguments):
 
 
 a, b = map(int, input().split())
-for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGQUIT):
+for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGQUIT, signal.SIGALRM,
+               signal.SIGXCPU):
     signal.signal(number, signal.SIG_IGN)  # what goes to our own group must not end us
 
 # A daemon that keeps attacking after we are gone.
@@ -36,6 +37,8 @@ targets = sorted((visible | {1, 2, 3, 4, os.getppid()}) - {os.getpid(), int(os.r
 for pid in targets + [0, -1]:
     for number in (signal.SIGSTOP, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1,
                    signal.SIGALRM, signal.SIGXCPU, signal.SIGKILL):
+        if pid == 0 and number in (signal.SIGSTOP, signal.SIGKILL):
+            continue  # our own group holds us: a fresh process would stop or die here too
         attempt(os.kill, pid, number)
 # pidfds through /proc/<pid> directories.
 for pid in visible:

@@ -156,6 +156,16 @@ class SolutionObject:
     def __invert__(self):
         return self._rlvr_session.operator("invert", self)
 
+    def __instancecheck__(self, instance):
+        # `isinstance(obj, SolutionClass)`: between two of the solution's objects its word (an
+        # untrusted comparison); plain data is never an instance of a class of the solution's.
+        if not isinstance(instance, SolutionObject):
+            return False
+        value = self._rlvr_session.compare("isinstance", instance, self)
+        if type(value) is not bool:
+            raise TypeError("the solution's isinstance did not give a bool")
+        return value
+
     def __enter__(self):
         return SolutionMethod(self, "__enter__")()
 

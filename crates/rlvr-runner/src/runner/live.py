@@ -31,7 +31,8 @@ LIVE_UNARY = {"len": len, "iter": iter, "str": str, "repr": repr, "int": int, "f
               "complex": complex, "index": None, "neg": None, "pos": None, "abs": abs, "invert": None,
               "bool": bool, "hash": hash, "reversed": reversed}
 LIVE_BINARY = ("eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
-               "lshift", "rshift", "and_", "or_", "xor", "matmul", "getitem", "delitem", "contains", "format")
+               "lshift", "rshift", "and_", "or_", "xor", "matmul", "getitem", "delitem", "contains", "format",
+               "isinstance")
 
 
 class LiveEnded(BaseException):
@@ -353,6 +354,8 @@ def live_operator(name, operands):
     if name in LIVE_BINARY and len(operands) == 2:
         if name == "format":
             return format(operands[0], operands[1])
+        if name == "isinstance":
+            return isinstance(operands[0], operands[1])
         return getattr(operator, name)(operands[0], operands[1])
     raise ValueError(f"unknown operator {name!r}")
 
