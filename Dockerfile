@@ -1,21 +1,53 @@
 # rlvr serve image: `docker build -t rlvr:0.1.0 .` (deploy/k8s runs rlvr:0.1.0).
 #
-# Two stages. `build` compiles the platform wheel with scripts/build-wheel, the script the test
-# suite runs (python/tests/test_wheel.py installs its wheel into a fresh venv without Rust and
-# scores a job with it). `runtime` is a slim CPython: scripts/install-sandbox-python gives the
-# sandbox interpreter numpy and pandas (the same script scripts/setup runs for CI), then the
-# wheel puts `rlvr` on PATH. python/tests/test_image.py checks that these steps call those
-# scripts and that every file they copy exists, so the image's content is what CI tested even
-# where no container engine runs. The pod's capabilities: docs/serve.md, "Kubernetes".
+# Two stages. `build` compiles the dependencies first, from the manifests and the lock file
+# alone (every crate's sources are empty stubs then), so that this layer is cached until a
+# manifest or Cargo.lock changes; then it copies the sources and builds the platform wheel with
+# scripts/build-wheel, the script the test suite and the release workflow run (native linker
+# here: the runtime is the same Debian, so no manylinux2014 zig link is needed). `runtime` is
+# a slim CPython: scripts/install-sandbox-python gives the sandbox interpreter numpy and pandas
+# (the same script scripts/setup runs for CI), then the wheel puts `rlvr` on PATH.
+#
+# No container engine runs on the machines this project is tested on: python/tests/test_image.py
+# checks this file statically (hadolint, then its own rules: the steps call those scripts, copy
+# files that exist and are not docker-ignored, the manifests come before the sources, the
+# health check and the token). The pod's capabilities: docs/serve.md, "Kubernetes".
+#
+# The server refuses to listen beyond loopback without a token: the default command reads it
+# from the secret file /run/secrets/rlvr-token (`docker run -v "$PWD/token:/run/secrets/rlvr-token:ro"`,
+# or a compose/swarm secret named rlvr-token); deploy/k8s mounts the Secret rlvr-token instead.
 
 FROM rust:1.95-slim-bookworm AS build
+# The base image pins the Debian release; its point updates are taken as they come.
+# hadolint ignore=DL3008
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 python3-venv \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+COPY Cargo.toml Cargo.lock ./
+COPY crates/rlvr/Cargo.toml crates/rlvr/
+COPY crates/rlvr-dataset/Cargo.toml crates/rlvr-dataset/
+COPY crates/rlvr-engine/Cargo.toml crates/rlvr-engine/
+COPY crates/rlvr-hub/Cargo.toml crates/rlvr-hub/
+COPY crates/rlvr-output/Cargo.toml crates/rlvr-output/
+COPY crates/rlvr-products/Cargo.toml crates/rlvr-products/
+COPY crates/rlvr-referee/Cargo.toml crates/rlvr-referee/
+COPY crates/rlvr-runner/Cargo.toml crates/rlvr-runner/
+COPY crates/rlvr-sandbox/Cargo.toml crates/rlvr-sandbox/
+COPY crates/rlvr-server/Cargo.toml crates/rlvr-server/
+COPY crates/rlvr-verify/Cargo.toml crates/rlvr-verify/
+# Empty sources: this layer compiles every dependency, and only them.
+RUN for crate in crates/*/; do mkdir -p "${crate}src" && touch "${crate}src/lib.rs"; done \
+ && rm crates/rlvr/src/lib.rs \
+ && printf 'fn main() {}\n' > crates/rlvr/src/main.rs \
+ && cargo build --release --locked --bin rlvr \
+ && rm -rf crates/*/src
 COPY . .
-RUN python3 -m venv /opt/build \
- && RLVR_PYTHON=/opt/build/bin/python scripts/build-wheel
+# The copied sources may be older than the stub build: touch them so that cargo rebuilds the
+# workspace's own crates (and only them).
+RUN find crates -name '*.rs' -exec touch {} + \
+ && python3 -m venv /opt/build \
+ && RLVR_PYTHON=/opt/build/bin/python RLVR_WHEEL_LINKER=native scripts/build-wheel
 
 FROM python:3.11-slim-bookworm AS runtime
 COPY scripts/python-path scripts/install-sandbox-python /opt/rlvr-setup/scripts/
@@ -29,5 +61,8 @@ RUN pip install --no-cache-dir --no-deps /tmp/wheels/rlvr-*.whl \
 # The sandbox binds this interpreter's prefix (/usr/local) read-only into every program's root.
 ENV RLVR_PYTHON=/usr/local/bin/python3
 EXPOSE 8080
+# /health needs no token; the image has CPython, so no curl is added for this.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["python3", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/health', timeout=4)"]
 ENTRYPOINT ["rlvr"]
-CMD ["serve", "--addr=0.0.0.0:8080"]
+CMD ["serve", "--addr=0.0.0.0:8080", "--token-file=/run/secrets/rlvr-token"]

@@ -1,10 +1,17 @@
-"""One verifier per Ray node, and a batch sharded across them.
+"""One verifier per Ray node, and a batch spread across them.
 
 `start_verifiers()` places one actor on every alive node that has CPUs, pinned with
 `NodeAffinitySchedulingStrategy(soft=False)`. Each actor owns a local `rlvr serve` (bound to
 the node's address with a random bearer token, killed with the actor). `VerifierPool.verify`
-cuts a batch into one shard per node and scores the shards in parallel, each on its own
-node's verifier; `VerifierPool.client()` gives an HTTP client over all nodes' URLs instead.
+cuts a batch into contiguous chunks (`chunks_per_verifier` per verifier) and hands them to the
+verifiers as they free up; results come back in job order, exactly one per job.
+
+Failures: a verifier whose node died, whose actor died or whose `rlvr serve` exited is
+dropped from the pool (and killed), and the chunk it was scoring goes back to the queue for
+another verifier; chunks it had finished are kept. A chunk is tried at most `max_attempts`
+times; with no verifier left, `verify` raises `VerifierLost` naming every failure. A chunk
+refused by the server (a 4xx: bad options) raises at once, as it would anywhere.
+`VerifierPool.client()` gives an HTTP client over all nodes' URLs instead.
 
     import ray, rlvr.ray
     ray.init(address="auto")
@@ -15,10 +22,12 @@ node's verifier; `VerifierPool.client()` gives an HTTP client over all nodes' UR
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import os
 import secrets
 import tempfile
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -26,6 +35,14 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from rlvr._binary import find_binary
 from rlvr._local import LocalServer
 from rlvr.client import Client, _split
+
+
+class VerifierDown(RuntimeError):
+    """The verifier's `rlvr serve` exited while it was scoring."""
+
+
+class VerifierLost(RuntimeError):
+    """No verifier is left to score a batch, or a chunk failed `max_attempts` times."""
 
 
 @ray.remote(num_cpus=0)
@@ -46,12 +63,24 @@ class Verifier:
             parent_death_signal=True,
         )
         self.client = Client(self.server.url, token=token)
+        self.calls = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="rlvr-verifier")
 
     def describe(self) -> Dict[str, Any]:
-        return {"node_id": self.node_id, "url": self.server.url, "pid": self.server.pid}
+        return {"node_id": self.node_id, "url": self.server.url, "pid": self.server.pid, "actor_pid": os.getpid()}
 
     def verify(self, jobs: List[Dict[str, Any]], options: Dict[str, Any]) -> List[Dict[str, Any]]:
-        return self.client.verify(jobs, **options)
+        # The client retries connection errors until its deadline; a server that exited will
+        # not come back, so its exit ends the call at once (the pool then retries elsewhere).
+        call = self.calls.submit(self.client.verify, jobs, **options)
+        while True:
+            try:
+                return call.result(timeout=0.2)
+            except concurrent.futures.TimeoutError:
+                if not self.server.alive():
+                    raise VerifierDown(
+                        f"rlvr serve (pid {self.server.pid}) on node {self.node_id} exited with status "
+                        f"{self.server.process.poll()} during a chunk of {len(jobs)} jobs"
+                    ) from None
 
     def jobs_finished(self) -> float:
         for line in self.client.metrics().splitlines():
@@ -73,6 +102,8 @@ class VerifierPool:
         self.actors = actors
         self.descriptions = descriptions
         self.token = token
+        self.failures: List[Dict[str, Any]] = []
+        """Verifiers dropped from the pool: `{"node_id", "url", "error"}`, in order."""
 
     @property
     def urls(self) -> List[str]:
@@ -82,23 +113,78 @@ class VerifierPool:
         """An HTTP client sharding over every node's verifier (the nodes must reach each other)."""
         return Client(self.urls, token=self.token, **options)
 
-    def verify(self, jobs: Sequence[Dict[str, Any]], **options: Any) -> List[Dict[str, Any]]:
-        """Scores `jobs`: one contiguous shard per node, in parallel; results in job order."""
-        shards = _split(len(jobs), len(self.actors))
-        pending = [
-            actor.verify.remote([dict(jobs[position], id=position) for position in shard], options)
-            for actor, shard in zip(self.actors, shards)
-        ]
-        results: List[Dict[str, Any]] = []
-        for shard_results in ray.get(pending):
-            results.extend(shard_results)
-        return results
+    def verify(
+        self,
+        jobs: Sequence[Dict[str, Any]],
+        *,
+        chunks_per_verifier: int = 4,
+        max_attempts: int = 3,
+        **options: Any,
+    ) -> List[Dict[str, Any]]:
+        """Scores `jobs` on the pool's verifiers; results in job order, one per job (`id` is
+        the job's position). Chunks whose verifier failed are scored again by another."""
+        if not jobs:
+            return []
+        if not self.actors:
+            raise VerifierLost(f"no verifier left: {self.failures}")
+        chunks = _split(len(jobs), len(self.actors) * max(1, chunks_per_verifier))
+        queue: Deque[Tuple[range, int]] = collections.deque((chunk, 0) for chunk in chunks)
+        results: List[Optional[Dict[str, Any]]] = [None] * len(jobs)
+        idle = list(range(len(self.actors)))
+        running: Dict[Any, Tuple[int, range, int]] = {}
+        lost: set = set()
+        try:
+            while queue or running:
+                while queue and idle:
+                    index = idle.pop(0)
+                    chunk, attempts = queue.popleft()
+                    reference = self.actors[index].verify.remote([dict(jobs[position], id=position) for position in chunk], options)
+                    running[reference] = (index, chunk, attempts)
+                if not running:
+                    raise VerifierLost(f"no verifier left for {sum(len(chunk) for chunk, _ in queue)} jobs: {self.failures}")
+                [done], _ = ray.wait(list(running), num_returns=1)
+                index, chunk, attempts = running.pop(done)
+                try:
+                    shard = ray.get(done)
+                except (ray.exceptions.RayActorError, VerifierDown) as error:
+                    self._drop(index, error)
+                    lost.add(index)
+                    if attempts + 1 >= max_attempts:
+                        raise VerifierLost(f"jobs {chunk.start}..{chunk.stop - 1} failed {attempts + 1} times: {self.failures}") from error
+                    queue.appendleft((chunk, attempts + 1))
+                    continue
+                if len(shard) != len(chunk) or any(result.get("id") != position for position, result in zip(chunk, shard)):
+                    raise VerifierLost(f"verifier {self.descriptions[index]['url']} answered jobs {chunk.start}..{chunk.stop - 1} out of order")
+                for position, result in zip(chunk, shard):
+                    results[position] = result
+                idle.append(index)
+        finally:
+            self._forget(lost)
+        return results  # type: ignore[return-value]
+
+    def _drop(self, index: int, error: BaseException) -> None:
+        """Records a failed verifier and kills its actor (its `rlvr serve` dies with it)."""
+        description = self.descriptions[index]
+        self.failures.append({"node_id": description["node_id"], "url": description["url"], "error": f"{type(error).__name__}: {error}"})
+        try:
+            ray.kill(self.actors[index])
+        except Exception:  # already gone with its node
+            pass
+
+    def _forget(self, lost: set) -> None:
+        self.actors = [actor for index, actor in enumerate(self.actors) if index not in lost]
+        self.descriptions = [description for index, description in enumerate(self.descriptions) if index not in lost]
 
     def shutdown(self) -> None:
-        ray.get([actor.stop.remote() for actor in self.actors])
+        """Stops every verifier left (each `rlvr serve` finishes its requests first)."""
         for actor in self.actors:
+            try:
+                ray.get(actor.stop.remote())
+            except ray.exceptions.RayActorError:  # died since: its server died with it
+                pass
             ray.kill(actor)
         self.actors = []
+        self.descriptions = []
 
 
 def start_verifiers(

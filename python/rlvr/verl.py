@@ -1,14 +1,19 @@
 """verl custom reward functions.
 
-Config (`custom_reward_function.path` = this file's path, or a file doing
-`from rlvr.verl import compute_score`):
+Config, per verl version (the README's lines, tested against each version's own reward
+managers by python/tests/test_verl.py):
 
-* naive / dapo / reward-loop managers: `compute_score(data_source, solution_str,
-  ground_truth, extra_info=None, **kwargs)` returns a dict with `score` plus numeric extras.
-* batch manager (`reward_model.reward_manager=batch`): the same function called with
-  `data_sources=, solution_strs=, ground_truths=, extra_infos=` returns a list of dicts; one
-  HTTP batch per training batch.
-* prime manager (positional call, needs a float): `compute_score_float`.
+* 0.7.1+ (`RewardLoopManager`): `reward.custom_reward_function.path=pkg://rlvr.verl`,
+  `reward.custom_reward_function.name=compute_score`, `reward.reward_manager.name=naive` (or
+  dapo, gdpo, remote): one keyword call per sample, `compute_score(data_source=,
+  solution_str=, ground_truth=, extra_info=)`, returning a dict with `score` plus numeric
+  extras (always the same keys: verl stacks them into arrays).
+* 0.7.0 (the agent loop's `RewardLoopWorker`): `custom_reward_function.path=pkg://rlvr.verl`,
+  `custom_reward_function.name=compute_score`, `reward_model.reward_manager=naive`.
+* 0.6.x: `custom_reward_function.path=` this file's path, `reward_model.reward_manager=batch`:
+  the same function called with `data_sources=, solution_strs=, ground_truths=, extra_infos=`
+  returns a list of dicts; one HTTP batch per training batch. The prime manager (positional
+  call, needs a float): `compute_score_float`.
 
 `reward_kwargs` may carry `profile`, `url`, `max_tests`, `time_limit`, ...; otherwise
 `$RLVR_URL` / `$RLVR_PROFILE` or a local server started on first use.

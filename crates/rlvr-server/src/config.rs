@@ -27,6 +27,10 @@ pub struct ServerConfig {
     pub default_profile: ProfileName,
     /// When set, every route but `/health` and `/v1/ping` needs `Authorization: Bearer <token>`.
     pub token: Option<String>,
+    /// Listen beyond loopback without a token (`--insecure-no-auth`): anyone who reaches the
+    /// address can run programs in the sandbox. [`ServerConfig::check_exposure`] refuses that
+    /// combination unless this is set.
+    pub insecure_no_auth: bool,
     /// Seconds clients are told to wait after a 429.
     pub retry_after_seconds: u64,
     /// Most connections open at once. At the cap, the connection that has waited longest for
@@ -54,11 +58,92 @@ impl Default for ServerConfig {
             request_deadline: Duration::from_secs(900),
             default_profile: ProfileName::Judge,
             token: None,
+            insecure_no_auth: false,
             retry_after_seconds: 1,
             max_connections: 1024,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(60),
         }
+    }
+}
+
+/// A server that would listen beyond loopback with no token and no explicit opt-out.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "refusing to listen on {address} without a token: anyone who can reach it could run programs \
+     in the sandbox; pass --token-file FILE (clients send `Authorization: Bearer <token>`), \
+     listen on loopback (127.0.0.1 or [::1]), or accept the risk with --insecure-no-auth"
+)]
+pub struct UnauthenticatedExposure {
+    /// The address that was refused.
+    pub address: SocketAddr,
+}
+
+impl ServerConfig {
+    /// Refuses a non-loopback address without a token unless `insecure_no_auth` is set.
+    /// Loopback (127.0.0.0/8, ::1) is reachable from this machine only, so it needs no token.
+    pub fn check_exposure(&self) -> Result<(), UnauthenticatedExposure> {
+        if self.address.ip().is_loopback() || self.token.is_some() || self.insecure_no_auth {
+            Ok(())
+        } else {
+            Err(UnauthenticatedExposure {
+                address: self.address,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(address: &str, token: Option<&str>, insecure_no_auth: bool) -> ServerConfig {
+        ServerConfig {
+            address: address.parse().unwrap(),
+            token: token.map(str::to_owned),
+            insecure_no_auth,
+            ..ServerConfig::default()
+        }
+    }
+
+    #[test]
+    fn loopback_needs_no_token() {
+        for address in ["127.0.0.1:8080", "127.3.2.1:0", "[::1]:8080"] {
+            assert_eq!(
+                config(address, None, false).check_exposure(),
+                Ok(()),
+                "{address}"
+            );
+        }
+    }
+
+    #[test]
+    fn any_other_address_needs_a_token_or_the_explicit_opt_out() {
+        for address in ["0.0.0.0:8080", "[::]:8080", "10.1.2.3:80", "192.0.2.7:0"] {
+            let refused = config(address, None, false).check_exposure().unwrap_err();
+            assert_eq!(refused.address, address.parse().unwrap());
+            let message = refused.to_string();
+            assert!(
+                message.contains(address) || message.contains(&refused.address.to_string()),
+                "{message}"
+            );
+            assert!(
+                message.contains("--token-file") && message.contains("--insecure-no-auth"),
+                "{message}"
+            );
+            assert_eq!(
+                config(address, Some("secret"), false).check_exposure(),
+                Ok(())
+            );
+            assert_eq!(config(address, None, true).check_exposure(), Ok(()));
+        }
+    }
+
+    #[test]
+    fn the_default_is_loopback_and_safe() {
+        let defaults = ServerConfig::default();
+        assert!(!defaults.insecure_no_auth && defaults.token.is_none());
+        assert_eq!(defaults.check_exposure(), Ok(()));
     }
 }

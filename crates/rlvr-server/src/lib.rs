@@ -22,6 +22,6 @@ mod server;
 mod state;
 mod tracked_stream;
 
-pub use config::ServerConfig;
+pub use config::{ServerConfig, UnauthenticatedExposure};
 pub use error::ServerError;
 pub use server::{Server, serve_until_signal};

@@ -9,6 +9,7 @@
 //! | 4 | a download failed (network, HTTP status) after its retries |
 //! | 5 | a downloaded file did not match its checksum (it was deleted) |
 //! | 6 | an output could not be written (disk full, I/O error); nothing appeared under its name and the previous file is untouched |
+//! | 7 | `serve` refused to listen beyond loopback without a token (`--token-file`, or `--insecure-no-auth`) |
 //! | 130 | `verify` interrupted (Ctrl-C, SIGTERM) after writing every finished result |
 //!
 //! Other commands stopped by SIGINT, SIGTERM or SIGHUP remove their unfinished outputs and die
@@ -46,6 +47,8 @@ pub(crate) const DOWNLOAD_FAILED: u8 = 4;
 pub(crate) const CHECKSUM_MISMATCH: u8 = 5;
 /// Exit status when an output could not be written.
 pub(crate) const OUTPUT_FAILED: u8 = 6;
+/// Exit status when `serve` would listen beyond loopback without a token.
+pub(crate) const UNAUTHENTICATED_EXPOSURE: u8 = 7;
 
 impl Failure {
     pub(crate) fn new(code: u8, message: impl Into<String>) -> Self {

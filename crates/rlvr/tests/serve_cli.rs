@@ -16,8 +16,12 @@ struct Served {
 
 impl Served {
     fn start(extra: &[&str]) -> Self {
+        Self::start_at("127.0.0.1:0", extra)
+    }
+
+    fn start_at(address: &str, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_rlvr"))
-            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(["serve", "--addr", address])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -474,6 +478,60 @@ fn bearer_token_guards_every_route_but_the_probes() {
     assert_eq!(served.request("GET", "/metrics", &[], b"").status, 401);
     assert_eq!(served.request("GET", "/health", &[], b"").status, 200);
     assert_eq!(served.request("GET", "/v1/ping", &[], b"").status, 200);
+}
+
+/// Issue 26: a server reachable beyond loopback needs a token, or the explicit opt-out.
+#[test]
+fn a_non_loopback_bind_without_a_token_is_refused_with_its_own_status() {
+    for address in ["0.0.0.0:0", "[::]:0"] {
+        let refused = Command::new(env!("CARGO_BIN_EXE_rlvr"))
+            .args(["serve", "--addr", address, "--workers", "1"])
+            .output()
+            .expect("rlvr serve runs");
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(7), "{stderr}");
+        assert!(refused.stdout.is_empty(), "nothing was bound");
+        assert!(
+            stderr.contains("refusing to listen on")
+                && stderr.contains("without a token")
+                && stderr.contains("--token-file")
+                && stderr.contains("--insecure-no-auth"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_non_loopback_bind_serves_with_a_token_or_with_insecure_no_auth() {
+    let directory = tempfile::tempdir().unwrap();
+    let token_file = directory.path().join("token");
+    std::fs::write(&token_file, "s3cret\n").unwrap();
+    let guarded = Served::start_at(
+        "0.0.0.0:0",
+        &[
+            "--workers",
+            "1",
+            "--token-file",
+            token_file.to_str().unwrap(),
+        ],
+    );
+    let port = guarded.address.rsplit(':').next().unwrap().to_owned();
+    // Reached through loopback (the test sends nowhere else); the listener is 0.0.0.0.
+    let body = json!({"jobs": []}).to_string();
+    let loopback = format!("127.0.0.1:{port}");
+    assert_eq!(
+        request(&loopback, "POST", "/v1/verify", &[], body.as_bytes()).status,
+        401
+    );
+    assert_eq!(request(&loopback, "GET", "/health", &[], b"").status, 200);
+
+    let open = Served::start_at("0.0.0.0:0", &["--workers", "1", "--insecure-no-auth"]);
+    let port = open.address.rsplit(':').next().unwrap().to_owned();
+    let loopback = format!("127.0.0.1:{port}");
+    assert_eq!(
+        request(&loopback, "POST", "/v1/verify", &[], body.as_bytes()).status,
+        200
+    );
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::time::Duration;
 use rlvr_server::{ServerConfig, serve_until_signal};
 use rlvr_verify::ProfileName;
 
-use crate::exit::{Failure, Status, USAGE};
+use crate::exit::{Failure, Status, UNAUTHENTICATED_EXPOSURE, USAGE};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -53,6 +53,10 @@ pub(crate) struct Args {
     /// A file holding a bearer token every route but /health and /v1/ping requires.
     #[arg(long)]
     token_file: Option<PathBuf>,
+    /// Listen beyond loopback without --token-file (refused otherwise, exit 7): anyone who
+    /// can reach the address can run programs in the sandbox.
+    #[arg(long)]
+    insecure_no_auth: bool,
     /// Run with whatever sandbox protections this machine has.
     #[arg(long)]
     allow_degraded: bool,
@@ -60,10 +64,14 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     let config = resolve(&args)?;
+    // Before the sandbox starts: a refused configuration fails at once, whatever the machine.
+    config
+        .check_exposure()
+        .map_err(|refused| Failure::new(UNAUTHENTICATED_EXPOSURE, refused.to_string()))?;
     let sandbox = crate::start_sandbox::start_sandbox(args.allow_degraded)?;
     if !config.address.ip().is_loopback() && config.token.is_none() {
         eprintln!(
-            "rlvr serve: warning: listening on {} without --token-file: anyone who can reach it can run code in the sandbox",
+            "rlvr serve: warning: --insecure-no-auth: listening on {} without a token: anyone who can reach it can run code in the sandbox",
             config.address
         );
     }
@@ -141,6 +149,7 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
         request_deadline,
         default_profile,
         token,
+        insecure_no_auth: args.insecure_no_auth,
         retry_after_seconds: defaults.retry_after_seconds,
         max_connections: args.max_connections,
         header_timeout,

