@@ -46,6 +46,10 @@ pub struct TestReport {
     /// twice the expected output, whichever is larger).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_cap_bytes: Option<u64>,
+    /// The checker's score of this test in [0, 1], when the ground truth names a checker and
+    /// the checker read the output (the program ran to a normal end within its limits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checker_score: Option<f64>,
 }
 
 /// How many of a judge job's functional tests the referee split (the rest ran whole next to
@@ -85,6 +89,10 @@ pub struct JobResult {
     /// Per kind, the tests in which the solution tried it (omitted when nothing).
     #[serde(skip_serializing_if = "TamperCounts::is_empty")]
     pub tampering: TamperCounts,
+    /// The checker the ground truth names, which judged the outputs instead of the profile's
+    /// comparison (`float:1e-6`, `tokens`, `lines-any-order`, `set`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checker: Option<String>,
     /// Per-test verdicts (kept only with `--details`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tests: Option<Vec<TestReport>>,
@@ -109,6 +117,7 @@ impl JobResult {
             reason,
             functional: None,
             tampering: TamperCounts::default(),
+            checker: None,
             tests: None,
         }
     }
@@ -135,6 +144,7 @@ impl JobResult {
             reason: Some(reason),
             functional: None,
             tampering: TamperCounts::default(),
+            checker: None,
             tests: None,
         }
     }
@@ -256,6 +266,12 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
                 output_cap_bytes: stage
                     .filter(|_| verdict == Verdict::OutputLimit)
                     .map(|stage| plan.output_cap(stage, program)),
+                // Pass and wrong answer are the verdicts the checker decided; any other one
+                // ended before it read anything.
+                checker_score: plan.programs[program]
+                    .checker
+                    .filter(|_| matches!(verdict, Verdict::Pass | Verdict::WrongAnswer))
+                    .map(|checker| checker.score(verdict == Verdict::Pass)),
             }
         })
         .collect();
@@ -303,6 +319,11 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
         reason,
         functional,
         tampering,
+        checker: plan
+            .programs
+            .iter()
+            .find_map(|program| program.checker)
+            .map(|checker| checker.to_string()),
         tests: Some(tests),
     }
 }

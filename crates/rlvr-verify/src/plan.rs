@@ -9,6 +9,7 @@ use crate::assembly::{
     FunctionalAssembly, judge_functional, klear_functional, plain_functional, sentinel_token,
     single_functional,
 };
+use crate::checker::Checker;
 use crate::comparison::OutputComparison;
 use crate::exit_code::{ExitCodePolicy, Runner};
 use crate::job_result::{JobResult, Status};
@@ -55,6 +56,9 @@ pub struct TestProgram {
     /// For judge functional tests: the test's own code, for the referee to split. `source` and
     /// `sentinel` are the program run instead when the referee cannot split it.
     pub check: Option<String>,
+    /// For stdin tests whose ground truth names a checker: it judges the output instead of the
+    /// profile's comparator.
+    pub checker: Option<Checker>,
 }
 
 /// What the referee and the runner need to run a judge job's functional tests split: the
@@ -284,6 +288,7 @@ fn build_programs(
             expected: None,
             sentinel,
             check: None,
+            checker: None,
         };
     match &suite.tests {
         Tests::InputOutput(tests) => {
@@ -297,6 +302,7 @@ fn build_programs(
                     expected: Some(profile.value_join.render_output(&tests[index].output)),
                     sentinel: None,
                     check: None,
+                    checker: suite.checker,
                 })
                 .collect()
         }
