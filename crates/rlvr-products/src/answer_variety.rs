@@ -239,10 +239,13 @@ fn sentences(statement: &str) -> Vec<String> {
 
 /// `e.g.`, `i.e.`, `etc.`: a full stop that does not end the sentence.
 fn abbreviation(sentence: &str) -> bool {
-    let lower = sentence.to_ascii_lowercase();
-    ["e.g.", "i.e.", "etc.", "vs.", "resp."]
-        .iter()
-        .any(|word| lower.ends_with(word))
+    // Only the tail is looked at: a long run of abbreviations stays linear.
+    let tail = sentence.as_bytes();
+    let tail = &tail[tail.len().saturating_sub(5)..];
+    ["e.g.", "i.e.", "etc.", "vs.", "resp."].iter().any(|word| {
+        tail.len() >= word.len()
+            && tail[tail.len() - word.len()..].eq_ignore_ascii_case(word.as_bytes())
+    })
 }
 
 fn push_sentence(sentences: &mut Vec<String>, current: &mut String) {
@@ -543,10 +546,22 @@ mod tests {
     }
 
     #[test]
+    fn abbreviations_do_not_end_sentences() {
+        assert_eq!(
+            sentences("Print, E.G. two. Next"),
+            ["Print, E.G. two.", "Next"]
+        );
+        assert_eq!(sentences("a etc. b"), ["a etc. b"]);
+    }
+
+    #[test]
     fn a_huge_statement_is_read_up_to_the_cap() {
         let mut statement = "word ".repeat(STATEMENT_CHARACTERS);
         statement.push_str("Print any of them.");
         assert!(answer_variety(&statement).is_empty());
         assert!(answer_variety("").is_empty());
+        // A run of abbreviations is one long sentence, read in linear time.
+        let abbreviations = "e.g. ".repeat(200_000) + "print any of them.";
+        assert_eq!(answer_variety(&abbreviations).len(), 1);
     }
 }

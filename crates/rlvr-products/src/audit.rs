@@ -80,9 +80,9 @@ pub struct AuditReport {
     pub flags: Vec<FlagReport>,
     /// Every `answer_may_vary` row with its phrases, in row order.
     pub answer_may_vary: Vec<VarietyRow>,
-    /// `answer_may_vary` rows per kind, in [`VarietyKind::ALL`] order (a row may count under
+    /// `answer_may_vary` rows per kind name, every kind listed (a row may count under
     /// several kinds).
-    pub answer_may_vary_kinds: Vec<(VarietyKind, u64)>,
+    pub answer_may_vary_kinds: BTreeMap<&'static str, u64>,
 }
 
 struct RowAudit {
@@ -199,7 +199,7 @@ pub fn audit_file(input: &Path, options: &AuditOptions) -> Result<AuditReport, P
                 .iter()
                 .filter(|row| row.phrases.iter().any(|phrase| phrase.kind == *kind))
                 .count();
-            (*kind, rows as u64)
+            (kind.name(), rows as u64)
         })
         .collect();
     Ok(report)

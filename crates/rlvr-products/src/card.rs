@@ -130,7 +130,7 @@ pub fn write_card(
     let mut variety_bars: Vec<Bar> = audit
         .answer_may_vary_kinds
         .iter()
-        .map(|(kind, rows)| (kind.name().replace('_', " "), *rows))
+        .map(|(kind, rows)| (kind.replace('_', " "), *rows))
         .collect();
     variety_bars.push(("any kind".to_owned(), flagged));
     let charts = [
@@ -232,7 +232,7 @@ pub fn write_card(
     );
     let _ = writeln!(readme, "| kind | records |\n| --- | --- |");
     for (kind, rows) in &audit.answer_may_vary_kinds {
-        let _ = writeln!(readme, "| `{}` | {rows} |", kind.name());
+        let _ = writeln!(readme, "| `{kind}` | {rows} |");
     }
     files.push(text_output(&readme_path, &readme)?);
     commit_all(files)?;

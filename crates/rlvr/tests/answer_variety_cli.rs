@@ -78,7 +78,7 @@ fn issue_25_audit_reports_the_phrase_and_epsilon_per_record() {
     );
     assert_eq!(
         report["answer_may_vary_kinds"],
-        json!([["any_answer", 1], ["any_order", 0], ["tolerance", 1]])
+        json!({"any_answer": 1, "any_order": 0, "tolerance": 1})
     );
 
     let text = rlvr(&["audit", "data.jsonl"], directory.path());

@@ -29,7 +29,7 @@ fn print_answer_variety(report: &rlvr_products::AuditReport) -> anyhow::Result<(
     let kinds: Vec<String> = report
         .answer_may_vary_kinds
         .iter()
-        .map(|(kind, rows)| format!("{} {rows}", kind.name()))
+        .map(|(kind, rows)| format!("{kind} {rows}"))
         .collect();
     outln!("answer_may_vary by kind: {}", kinds.join(", "))?;
     for row in report.answer_may_vary.iter().take(EXAMPLES) {
