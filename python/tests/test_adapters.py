@@ -138,3 +138,30 @@ def test_adapters_start_a_local_server_when_no_url_is_set(monkeypatch):
     assert client.server is not None and os.environ["RLVR_URL"] == client.urls[0]
     client.close()
     assert not client.server.alive()
+
+
+def test_issue25_a_ground_truth_checker_passes_through_every_adapter():
+    """The adapters hand the ground truth to the server as it is: a `checker` key (issue 25)
+    judges the output there, in every shape a trainer passes (object, JSON text, verl's
+    reward_model struct, a `datasets` struct column with null where a row has no checker)."""
+    import datasets
+
+    from rlvr.openrlhf import reward_func
+    from rlvr.trl import code_reward
+    from rlvr.verl import compute_score
+
+    reversed_lines = "<think>\nplan\n</think>\n```python\nn = int(input())\nprint(*range(n, 0, -1), sep='\\n')\n```"
+    exact = {"inputs": ["3\n"], "outputs": ["1\n2\n3\n"]}
+    any_order = dict(exact, checker="lines-any-order")
+    for truth in (any_order, json.dumps(any_order), {"style": "rule", "ground_truth": json.dumps(any_order)}):
+        assert compute_score("code", reversed_lines, truth)["score"] == 1.0, truth
+    assert compute_score("code", reversed_lines, exact)["score"] == 0.0
+    batch = compute_score(data_sources=["code"] * 2, solution_strs=[reversed_lines] * 2, ground_truths=[any_order, exact])
+    assert [result["score"] for result in batch] == [1.0, 0.0]
+    rows = datasets.Dataset.from_list([{"label": any_order}, {"label": exact}])
+    assert rows[1]["label"]["checker"] is None, "Arrow gives the row without a checker a null one"
+    assert code_reward(prompts=["p"] * 2, completions=[reversed_lines] * 2, label=rows["label"]) == [1.0, 0.0]
+    unknown = dict(exact, checker="any-order")
+    assert code_reward(prompts=["p"], completions=[reversed_lines], label=[unknown]) == [None], "invalid_job: no score"
+    rewards = reward_func([reversed_lines] * 2, [""] * 2, [json.dumps(any_order), json.dumps(exact)])["rewards"]
+    assert list(map(float, rewards)) == [1.0, 0.0]

@@ -37,6 +37,8 @@ CLAIMS = {
     "openrlhf.cli.train_ppo_ray": "test_readme.py",
     "--code_api_url": "test_readme.py",
     "pool = rlvr.ray.start_verifiers()": "test_readme.py",
+    "exact-answers.jsonl": "test_readme.py",
+    "masked_code_reward": "test_readme.py",
 }
 
 
@@ -195,3 +197,47 @@ def test_issue16_readme_ray_local_form(workspace):
     environment = dict(environment, RAY_USAGE_STATS_ENABLED="0")
     output = python(code + "\nprint(json.dumps([result['score'] for result in results]))", (directory, environment), prelude=prelude)
     assert json.loads(output.strip().splitlines()[-1]) == [1.0, 1.0, 1.0]
+
+
+def _add_rows_whose_answer_may_vary(directory):
+    """Two rows after the release's four: one whose statement accepts any order (flagged,
+    judged exactly), one the same with a `set` checker (flagged, judged right)."""
+    rows = []
+    for number, checker in enumerate((None, "set")):
+        truth = {"inputs": ["\n"], "outputs": ["1 2 3\n"]}
+        if checker:
+            truth["checker"] = checker
+        rows.append(json.dumps({
+            "prompt": [{"role": "user", "content": "Print the numbers 1, 2 and 3. You may print the numbers in any order."}],
+            "label": truth,
+            "metadata": {"data_type": "code", "data_source": "coder1_longcot", "ability": "code", "style": "rule",
+                         "hash": f"answer-may-vary-{number}", "ground_truth": truth},
+        }))
+    with open(directory / "code-rlvr-15k.jsonl", "a") as data:
+        data.write("\n".join(rows) + "\n")
+
+
+def test_issue25_readme_verl_leaves_out_rows_whose_answer_may_vary(workspace):
+    directory, _ = workspace
+    _add_rows_whose_answer_may_vary(directory)
+    bash(snippet("exact-answers.jsonl"), workspace)
+    kept = [json.loads(line) for line in (directory / "exact-answers.jsonl").read_text().splitlines()]
+    hashes = [row["metadata"]["hash"] for row in kept]
+    assert len(kept) == 5 and "answer-may-vary-0" not in hashes and "answer-may-vary-1" in hashes
+    assert list((directory / "verl-data" / "data").glob("*.parquet")), "exported for verl"
+
+
+def test_issue25_readme_trl_masks_rows_whose_answer_may_vary(workspace):
+    directory, _ = workspace
+    _add_rows_whose_answer_may_vary(directory)
+    code = snippet("masked_code_reward")
+    epilogue = (
+        "\nfrom conftest import right_answer, fenced\n"
+        "rows = list(dataset)\n"
+        "completions = [right_answer(row) for row in rows[:4]] + [fenced('print(1, 2, 3)'), fenced('print(3, 2, 1)')]\n"
+        "columns = {name: list(dataset[name]) for name in dataset.column_names if name != 'prompt'}\n"
+        "print(json.dumps(masked_code_reward(prompts=[row['prompt'] for row in rows], completions=completions, **columns)))\n"
+    )
+    prelude = f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
+    output = python(code + epilogue, workspace, prelude=prelude)
+    assert json.loads(output.strip().splitlines()[-1]) == [1.0, 1.0, 1.0, 1.0, None, 1.0]

@@ -9,6 +9,7 @@ use regex::Regex;
 use rlvr_dataset::json::ValueRef;
 use rlvr_dataset::record::{RecordRef, TestsRef};
 
+use crate::answer_variety::{VarietyPhrase, answer_variety};
 use crate::normalize::decode_lossy;
 
 /// One audit flag.
@@ -31,11 +32,13 @@ pub enum Flag {
     OversizedTest,
     /// The same (normalised) prompt appears with different tests elsewhere in the file.
     PromptRepeatedWithDifferentTests,
+    /// The statement accepts more than one answer (any of several, any order, a tolerance).
+    AnswerMayVary,
 }
 
 impl Flag {
     /// Every flag, in report order.
-    pub const ALL: [Flag; 8] = [
+    pub const ALL: [Flag; 9] = [
         Self::ExternalReference,
         Self::NonPythonLanguage,
         Self::FunctionNotInPrompt,
@@ -44,6 +47,7 @@ impl Flag {
         Self::OutputWhitespace,
         Self::OversizedTest,
         Self::PromptRepeatedWithDifferentTests,
+        Self::AnswerMayVary,
     ];
 
     /// The name used in reports.
@@ -57,6 +61,7 @@ impl Flag {
             Self::OutputWhitespace => "output_whitespace",
             Self::OversizedTest => "oversized_test",
             Self::PromptRepeatedWithDifferentTests => "prompt_repeated_with_different_tests",
+            Self::AnswerMayVary => "answer_may_vary",
         }
     }
 
@@ -86,6 +91,9 @@ impl Flag {
             }
             Self::PromptRepeatedWithDifferentTests => {
                 "the same problem rewarded against different tests gives inconsistent rewards and leaks across splits"
+            }
+            Self::AnswerMayVary => {
+                "the statement accepts other answers than the one expected output: exact comparison scores a correct answer 0 unless the ground truth names a checker"
             }
         }
     }
@@ -152,10 +160,23 @@ fn text_of<'a>(value: &ValueRef<'a>) -> Option<std::borrow::Cow<'a, str>> {
     value.as_json_str().map(|string| decode_lossy(string).0)
 }
 
+/// What the per-record rules found in one record.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecordFindings {
+    /// The flags raised.
+    pub flags: Vec<Flag>,
+    /// For [`Flag::AnswerMayVary`]: the phrases that raised it.
+    pub variety: Vec<VarietyPhrase>,
+}
+
 /// The per-record flags of one record; `oversized_bytes` is the limit for one test value.
-pub fn record_flags(record: &RecordRef<'_, '_>, oversized_bytes: usize) -> Vec<Flag> {
+pub fn record_flags(record: &RecordRef<'_, '_>, oversized_bytes: usize) -> RecordFindings {
     let mut flags = Vec::new();
     let (prompt, _) = decode_lossy(record.prompt_content);
+    let variety = answer_variety(&prompt);
+    if !variety.is_empty() {
+        flags.push(Flag::AnswerMayVary);
+    }
     if matches(&EXTERNAL_REFERENCE, &prompt) {
         flags.push(Flag::ExternalReference);
     }
@@ -204,7 +225,7 @@ pub fn record_flags(record: &RecordRef<'_, '_>, oversized_bytes: usize) -> Vec<F
             }
         }
     }
-    flags
+    RecordFindings { flags, variety }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! `rlvr card`: a dataset card (README.md) for a file, with the statistics table of `rlvr stats`,
-//! the validation results of `rlvr validate`, the audit counts, and four SVG charts: prompt
-//! lengths, tests per record, test kinds and duplicate-prompt groups.
+//! the validation results of `rlvr validate`, the audit counts, and five SVG charts: prompt
+//! lengths, tests per record, test kinds, duplicate-prompt groups, and statements that accept
+//! more than one answer (the audit's `answer_may_vary`, by kind).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
@@ -125,6 +126,13 @@ pub fn write_card(
             )
         })
         .collect();
+    let flagged = audit.answer_may_vary.len() as u64;
+    let mut variety_bars: Vec<Bar> = audit
+        .answer_may_vary_kinds
+        .iter()
+        .map(|(kind, rows)| (kind.replace('_', " "), *rows))
+        .collect();
+    variety_bars.push(("any kind".to_owned(), flagged));
     let charts = [
         (
             CHART_NAMES[0],
@@ -156,6 +164,13 @@ pub fn write_card(
             "records sharing one prompt",
             "prompt groups",
             duplicate_bars,
+        ),
+        (
+            CHART_NAMES[4],
+            "Statements that accept more than one answer",
+            "what the statement allows",
+            "records",
+            variety_bars,
         ),
     ];
     let directories = CreatedDirectories::create(&charts_dir)?;
@@ -206,6 +221,19 @@ pub fn write_card(
             flag.flag, flag.count, flag.why
         );
     }
+    let _ = writeln!(
+        readme,
+        "\n## Answers that may vary\n\n{flagged} of {} records ({:.1}%) have a statement that accepts \
+         more than one answer (`answer_may_vary`: several correct answers, any order, or a numeric \
+         tolerance); exact comparison can score a correct answer 0 on them unless the ground truth \
+         names a checker.\n",
+        statistics_rows(&audit),
+        100.0 * flagged as f64 / statistics_rows(&audit).max(1) as f64
+    );
+    let _ = writeln!(readme, "| kind | records |\n| --- | --- |");
+    for (kind, rows) in &audit.answer_may_vary_kinds {
+        let _ = writeln!(readme, "| `{kind}` | {rows} |");
+    }
     files.push(text_output(&readme_path, &readme)?);
     commit_all(files)?;
     directories.keep();
@@ -216,13 +244,19 @@ pub fn write_card(
     })
 }
 
-/// The four charts, in the order the card shows them.
-const CHART_NAMES: [&str; 4] = [
+/// The charts, in the order the card shows them.
+const CHART_NAMES: [&str; 5] = [
     "prompt-length.svg",
     "tests-per-record.svg",
     "test-kinds.svg",
     "duplicate-groups.svg",
+    "answer-may-vary.svg",
 ];
+
+/// Records the audit read (lines that are not records are not counted).
+fn statistics_rows(audit: &crate::AuditReport) -> u64 {
+    audit.rows - audit.unreadable_lines
+}
 
 /// An output holding `text`, not yet committed.
 fn text_output(path: &Path, text: &str) -> Result<AtomicFile, ProductsError> {

@@ -46,6 +46,10 @@ pub struct TestReport {
     /// twice the expected output, whichever is larger).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_cap_bytes: Option<u64>,
+    /// The checker's score of this test in [0, 1], when the ground truth names a checker and
+    /// the checker read the output (the program ran to a normal end within its limits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checker_score: Option<f64>,
 }
 
 fn is_zero(count: &u64) -> bool {
@@ -80,6 +84,10 @@ pub struct JobResult {
     /// Per kind, the tests in which the solution tried it (omitted when nothing).
     #[serde(skip_serializing_if = "TamperCounts::is_empty")]
     pub tampering: TamperCounts,
+    /// The checker the ground truth names, which judged the outputs instead of the profile's
+    /// comparison (`float:1e-6`, `tokens`, `lines-any-order`, `set`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checker: Option<String>,
     /// Per-test verdicts (kept only with `--details`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tests: Option<Vec<TestReport>>,
@@ -104,6 +112,7 @@ impl JobResult {
             reason,
             untrusted_comparisons: None,
             tampering: TamperCounts::default(),
+            checker: None,
             tests: None,
         }
     }
@@ -130,6 +139,7 @@ impl JobResult {
             reason: Some(reason),
             untrusted_comparisons: None,
             tampering: TamperCounts::default(),
+            checker: None,
             tests: None,
         }
     }
@@ -251,6 +261,12 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
                 output_cap_bytes: stage
                     .filter(|_| verdict == Verdict::OutputLimit)
                     .map(|stage| plan.output_cap(stage, program)),
+                // Pass and wrong answer are the verdicts the checker decided; any other one
+                // ended before it read anything.
+                checker_score: plan.programs[program]
+                    .checker
+                    .filter(|_| matches!(verdict, Verdict::Pass | Verdict::WrongAnswer))
+                    .map(|checker| checker.score(verdict == Verdict::Pass)),
             }
         })
         .collect();
@@ -297,6 +313,11 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
         reason,
         untrusted_comparisons,
         tampering,
+        checker: plan
+            .programs
+            .iter()
+            .find_map(|program| program.checker)
+            .map(|checker| checker.to_string()),
         tests: Some(tests),
     }
 }

@@ -7,6 +7,8 @@
 //! [`aggregate`] scores the job.
 
 mod assembly;
+mod checker;
+pub mod checker_assurance;
 pub mod comparison;
 mod decimal;
 mod exit_code;
@@ -28,6 +30,7 @@ mod value_join;
 mod verdict;
 
 pub use assembly::FunctionalAssembly;
+pub use checker::{BUILT_IN_CHECKERS, BuiltInChecker, Checker, Tolerance};
 pub use comparison::OutputComparison;
 pub use exit_code::{ExitCodePolicy, Runner};
 pub use extraction::Extraction;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::assembly::{FunctionalAssembly, klear_functional, plain_functional, single_functional};
+use crate::checker::Checker;
 use crate::comparison::OutputComparison;
 use crate::exit_code::{ExitCodePolicy, Runner};
 use crate::job_result::{JobResult, Status};
@@ -50,6 +51,9 @@ pub struct TestProgram {
     /// For judge functional tests: the test's own code, which the referee runs whole while
     /// the solution answers its calls (`source` is then the solution alone).
     pub check: Option<String>,
+    /// For stdin tests whose ground truth names a checker: it judges the output instead of the
+    /// profile's comparator.
+    pub checker: Option<Checker>,
 }
 
 /// What the referee and the runner need to run a judge job's functional tests live (issue
@@ -277,6 +281,7 @@ fn build_programs(
         stdin: None,
         expected: None,
         check: None,
+        checker: None,
     };
     // A judge functional test: the solution alone is the program (loaded once per job), the
     // test's code goes to the referee.
@@ -294,6 +299,7 @@ fn build_programs(
                 stdin: Some(profile.value_join.render(&tests[index].input)),
                 expected: Some(profile.value_join.render_output(&tests[index].output)),
                 check: None,
+                checker: suite.checker,
             })
             .collect(),
         Tests::Functional(FunctionalTests::Single(block)) => {

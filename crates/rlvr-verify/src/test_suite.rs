@@ -3,8 +3,9 @@
 //! strings (a list, or a single string as Code-R1 writes it).
 //!
 //! Every value is validated here, before anything uses it: a `timeout` that is negative, zero,
-//! over an hour or not a number, a `max_test_cases` that is not a positive integer, or more
-//! than [`MAX_TESTS`] tests make the job `invalid_job` with the key named, never a panic later.
+//! over an hour or not a number, a `max_test_cases` that is not a positive integer, more
+//! than [`MAX_TESTS`] tests, or a `checker` that names no built-in checker (or one given with
+//! functional tests) make the job `invalid_job` with the key named, never a panic later.
 //! A key whose value is `null` is the same as an absent key: HF `datasets`, pyarrow and pandas
 //! write `{"inputs": [...], "outputs": [...], "functional": null}` for a column of mixed labels.
 
@@ -12,6 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::checker::Checker;
 use crate::limits::MAX_TIME_LIMIT;
 use crate::python_json::parse_python_json;
 
@@ -59,6 +61,9 @@ pub struct TestSuite {
     pub time_limit: Option<Duration>,
     /// `ground_truth["max_test_cases"]` when present: Klear's sampling limit (at least 1).
     pub max_test_cases: Option<usize>,
+    /// `ground_truth["checker"]` when present (input/output tests only): judges each test's
+    /// output instead of the profile's comparison.
+    pub checker: Option<Checker>,
 }
 
 /// The two test structures of the dataset.
@@ -115,6 +120,9 @@ pub enum TestSuiteError {
     /// A test list is longer than [`MAX_TESTS`].
     #[error("ground truth key {key:?} holds {count} tests; at most {MAX_TESTS} are accepted")]
     TooManyTests { key: &'static str, count: usize },
+    /// `checker` or `checker_cpp` names no checker rlvr can run, or cannot apply.
+    #[error("ground truth key {key:?} {reason}")]
+    Checker { key: &'static str, reason: String },
 }
 
 /// A value as error messages show it: the type, and for scalars the value itself (so a NaN
@@ -181,12 +189,20 @@ impl TestSuite {
                 (None, None) => return Err(TestSuiteError::NoTests),
             }
         };
+        let checker = Checker::from_ground_truth(object)?;
+        if checker.is_some() && matches!(tests, Tests::Functional(_)) {
+            return Err(TestSuiteError::Checker {
+                key: "checker",
+                reason: "applies to \"inputs\"/\"outputs\" tests; this ground truth has \"functional\" tests".to_owned(),
+            });
+        }
         Ok(Self {
             tests,
             time_limit: member(object, "timeout").map(parse_timeout).transpose()?,
             max_test_cases: member(object, "max_test_cases")
                 .map(parse_max_test_cases)
                 .transpose()?,
+            checker,
         })
     }
 

@@ -112,7 +112,7 @@ pub enum RefereeVerdict {
 /// referee's verdict (and a clean exit of the solution's process after a pass); for the rest
 /// the exit status (per the profile's policy; `SystemExitIgnored` programs run under a harness
 /// that already turned `SystemExit` into a normal end), then the output, compared with the
-/// expected text by the profile's comparator.
+/// expected text by the checker the ground truth names, else the profile's comparator.
 pub fn judge_test(profile: &Profile, program: &TestProgram, result: &ExecutionResult) -> Verdict {
     if result.sandbox_error.is_some() {
         return Verdict::SandboxError;
@@ -142,12 +142,20 @@ pub fn judge_test(profile: &Profile, program: &TestProgram, result: &ExecutionRe
     if result.signal.is_some() || result.exit_code != Some(0) {
         return Verdict::RuntimeError;
     }
-    // The judge compares output that is not valid UTF-8 as bytes (an invalid byte never equals
-    // the U+FFFD a lossy decode would make of it); see `OutputComparison::matches_bytes`.
-    match &program.expected {
-        Some(expected) if !profile.comparison.matches_bytes(&result.stdout, expected) => {
-            Verdict::WrongAnswer
-        }
-        _ => Verdict::Pass,
+    let Some(expected) = &program.expected else {
+        return Verdict::Pass;
+    };
+    // A checker the ground truth names replaces the profile's comparison (issue 25). The judge
+    // compares output that is not valid UTF-8 as bytes (an invalid byte never equals the
+    // U+FFFD a lossy decode would make of it); see `OutputComparison::matches_bytes`; the
+    // checkers read bytes too.
+    let accepted = match &program.checker {
+        Some(checker) => checker.accepts(&result.stdout, expected),
+        None => profile.comparison.matches_bytes(&result.stdout, expected),
+    };
+    if accepted {
+        Verdict::Pass
+    } else {
+        Verdict::WrongAnswer
     }
 }

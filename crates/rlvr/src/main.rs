@@ -55,6 +55,8 @@ enum Command {
     Card(command::card::Args),
     /// Flag records with quality problems that affect rewards, with counts and examples.
     Audit(command::audit::Args),
+    /// Probe each record's checker: it must accept the expected output and reject garbage.
+    CheckChecker(command::check_checker::Args),
 }
 
 fn main() -> ExitCode {
@@ -87,6 +89,7 @@ fn main() -> ExitCode {
         Command::Dedup(args) => command::dedup::run(args),
         Command::Card(args) => command::card::run(args),
         Command::Audit(args) => command::audit::run(args),
+        Command::CheckChecker(args) => command::check_checker::run(args),
     };
     exit::to_exit_code(outcome)
 }

@@ -315,7 +315,7 @@ fn audit_and_card_report_on_a_synthetic_file() {
     let audit = rlvr(&["audit", "source.jsonl", "--json"], directory.path());
     let report: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap_or_default();
     assert_eq!(report["rows"], 150);
-    assert_eq!(report["flags"].as_array().map(Vec::len), Some(8));
+    assert_eq!(report["flags"].as_array().map(Vec::len), Some(9));
     let card = rlvr(&["card", "source.jsonl", "--out", "card"], directory.path());
     assert_eq!(
         card.status.code(),

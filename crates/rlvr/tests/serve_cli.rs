@@ -683,3 +683,41 @@ fn compatible_routes_answer_in_their_trainers_shapes() {
         assert!(metrics.contains(name), "{name} in {metrics}");
     }
 }
+
+/// Issue 25: a ground truth's checker judges native `/v1/verify` jobs as it does in `rlvr
+/// verify` (the ground truth as an object or as JSON text), and a checker rlvr cannot run is
+/// an `invalid_job` naming the key.
+#[test]
+fn issue_25_checkers_judge_native_verify_jobs() {
+    let served = Served::start(&["--workers", "1"]);
+    let permutation =
+        json!({"inputs": ["3\n"], "outputs": ["1\n2\n3\n"], "checker": "lines-any-order"});
+    let reversed = fenced("n = int(input())\nprint(*range(n, 0, -1), sep='\\n')");
+    let body = json!({
+        "details": true,
+        "jobs": [
+            {"id": "object", "response": reversed, "ground_truth": permutation},
+            {"id": "text", "response": reversed, "ground_truth": permutation.to_string()},
+            {"id": "exact", "response": reversed, "ground_truth": {"inputs": ["3\n"], "outputs": ["1\n2\n3\n"]}},
+            {"id": "unknown", "response": reversed, "ground_truth": {"inputs": ["3\n"], "outputs": ["1\n2\n3\n"], "checker": "any-order"}},
+        ],
+    });
+    let response = served.post("/v1/verify", &body);
+    assert_eq!(response.status, 200, "{}", response.body);
+    let results = response.json()["results"].clone();
+    for index in 0..2 {
+        assert_eq!(results[index]["score"], 1.0, "{}", results[index]);
+        assert_eq!(results[index]["checker"], "lines-any-order");
+        assert_eq!(results[index]["tests"][0]["checker_score"], 1.0);
+    }
+    assert_eq!(
+        results[2]["score"], 0.0,
+        "no checker: the judge's comparison"
+    );
+    assert_eq!(results[3]["status"], "invalid_job");
+    let reason = results[3]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("ground truth key \"checker\" names no built-in checker: \"any-order\""),
+        "{reason}"
+    );
+}

@@ -1,6 +1,7 @@
 //! Output comparison: whether what a program printed counts as the expected output. One file
 //! per reference comparator, each reproducing the measured matrix of reference-rewards.md §7.
 
+pub mod checker_rules;
 mod judge;
 mod live_code_bench;
 mod prime;

@@ -21,6 +21,42 @@ pub(crate) struct Args {
     json: bool,
 }
 
+/// The `answer_may_vary` rows by kind, then the first rows with the phrase that flagged them.
+fn print_answer_variety(report: &rlvr_products::AuditReport) -> anyhow::Result<()> {
+    if report.answer_may_vary.is_empty() {
+        return Ok(());
+    }
+    let kinds: Vec<String> = report
+        .answer_may_vary_kinds
+        .iter()
+        .map(|(kind, rows)| format!("{kind} {rows}"))
+        .collect();
+    outln!("answer_may_vary by kind: {}", kinds.join(", "))?;
+    for row in report.answer_may_vary.iter().take(EXAMPLES) {
+        for phrase in &row.phrases {
+            let epsilon = phrase
+                .epsilon
+                .map(|epsilon| format!(" (epsilon {epsilon:e})"))
+                .unwrap_or_default();
+            let checker = row
+                .checker
+                .as_ref()
+                .map(|checker| format!(" [checker: {checker}]"))
+                .unwrap_or_default();
+            outln!(
+                "  row {}: {}: \"{}\"{epsilon}{checker}",
+                row.row,
+                phrase.kind.name(),
+                phrase.phrase
+            )?;
+        }
+    }
+    if report.answer_may_vary.len() > EXAMPLES {
+        outln!("  ... (--json lists every row)")?;
+    }
+    Ok(())
+}
+
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     let options = AuditOptions {
         oversized_bytes: args.oversized_bytes,
@@ -54,6 +90,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
                 examples.join(", ")
             )?;
         }
+        print_answer_variety(&report)?;
         print_bad_lines(
             &report.bad_lines,
             report.unreadable_lines,

@@ -2,6 +2,7 @@
 
 pub(crate) mod audit;
 pub(crate) mod card;
+pub(crate) mod check_checker;
 pub(crate) mod convert;
 pub(crate) mod dedup;
 pub(crate) mod doctor;

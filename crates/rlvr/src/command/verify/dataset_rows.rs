@@ -5,13 +5,16 @@
 //! A row is read as Python's `json` reads it (the released file holds lone surrogate escapes
 //! in some prompts, which serde_json refuses): a row is a bad job only when its own ground
 //! truth is, never because of a character elsewhere in it. Its ground truth is
-//! `metadata.ground_truth`, else `label`; a `null` counts as absent.
+//! `metadata.ground_truth`, else `label`; a `null` counts as absent. Its statement
+//! (`prompt[0].content`) is read for the phrases that make it accept more than one answer
+//! (issue 25), which mark the job's result.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{Context, bail};
+use rlvr_products::answer_variety::{VarietyPhrase, answer_variety};
 use rlvr_verify::{TestSuite, parse_python_json};
 
 /// The value unless it is `null` (absent and `null` are the same thing).
@@ -87,8 +90,9 @@ impl DatasetRows {
         self.starts.len() as u64 - 1
     }
 
-    /// The tests of row `row`: its `metadata.ground_truth`.
-    pub(crate) fn tests(&self, row: u64) -> anyhow::Result<TestSuite> {
+    /// The tests of row `row` (its `metadata.ground_truth`), and the phrases of its statement
+    /// that accept more than one answer (empty when none, or when the row has no statement).
+    pub(crate) fn tests(&self, row: u64) -> anyhow::Result<(TestSuite, Vec<VarietyPhrase>)> {
         if row >= self.len() {
             bail!(
                 "`index` {row} is past the end of {} ({} rows)",
@@ -122,8 +126,14 @@ impl DatasetRows {
         .map(|truth| ("metadata.ground_truth", truth))
         .or_else(|| present(value.get("label")).map(|truth| ("label", truth)))
         .with_context(|| format!("{}: no `metadata.ground_truth` or `label`", context()))?;
-        TestSuite::from_value(ground_truth)
-            .with_context(|| format!("{}: field `{field}`", context()))
+        let suite = TestSuite::from_value(ground_truth)
+            .with_context(|| format!("{}: field `{field}`", context()))?;
+        let statement = value
+            .get("prompt")
+            .and_then(|prompt| prompt.get(0))
+            .and_then(|message| message.get("content"))
+            .and_then(serde_json::Value::as_str);
+        Ok((suite, statement.map(answer_variety).unwrap_or_default()))
     }
 }
 
@@ -148,7 +158,7 @@ mod tests {
         let rows = DatasetRows::open(&path).unwrap();
         assert_eq!(rows.len(), 3);
         for (index, _) in ["a", "b", "c"].iter().enumerate() {
-            assert_eq!(rows.tests(index as u64).unwrap().len(), 1);
+            assert_eq!(rows.tests(index as u64).unwrap().0.len(), 1);
         }
         let error = rows.tests(3).unwrap_err().to_string();
         assert!(error.contains("past the end"), "{error}");
@@ -170,7 +180,8 @@ mod tests {
         let path = directory.path().join("data.jsonl");
         let row = r#"{"prompt": [{"role": "user", "content": "a \ud800 b"}], "label": null, "metadata": {"ground_truth": {"inputs": ["1\n"], "outputs": ["1\n"], "functional": null}, "score": NaN}}"#;
         std::fs::write(&path, format!("{row}\n")).unwrap();
-        let suite = DatasetRows::open(&path).unwrap().tests(0).unwrap();
+        let (suite, variety) = DatasetRows::open(&path).unwrap().tests(0).unwrap();
         assert_eq!(suite.len(), 1);
+        assert!(variety.is_empty());
     }
 }

@@ -5,6 +5,10 @@
 //! over the jobs or dataset file); on Ctrl-C or SIGTERM the results finished by then are moved
 //! into place (exit 130), on a write error nothing is (exit 6). Exit 1 when some job was
 //! `invalid_job` or `sandbox_error`.
+//!
+//! A job scored against a `--dataset` row carries `"answer_may_vary"` (issue 25): `true`, with
+//! the phrases, when the row's statement accepts more than one answer, so a trainer can mask
+//! or down-weight it.
 
 mod dataset_rows;
 mod output;
@@ -19,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use rlvr_engine::{Engine, EngineConfig, InOrder, Job, JobTests, parse_job_line};
+use rlvr_products::answer_variety::VarietyPhrase;
 use rlvr_sandbox::{RunRequest, Sandbox};
 use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, describe_profiles};
 use serde_json::Value;
@@ -77,8 +82,13 @@ pub(crate) struct Args {
 }
 
 /// What a worker hands back: the job's position, its id and the result, or `None` when the
-/// run was interrupted before the job finished (such results are never written).
-type Finished = (u64, Value, Option<JobResult>);
+/// run was interrupted before the job finished (such results are never written), and the
+/// job's statement phrases when it came from a `--dataset` row.
+type Finished = (u64, Value, Option<JobResult>, Marks);
+
+/// For a job scored against a `--dataset` row: the phrases of its statement that accept more
+/// than one answer (empty: none). `None` for a ground truth given inline (no statement).
+type Marks = Option<Vec<VarietyPhrase>>;
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     if args.list_profiles {
@@ -141,14 +151,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     let writer = std::thread::spawn(move || -> (Summary, ResultsOutput, std::io::Result<()>) {
         let mut order = InOrder::default();
         let mut summary = Summary::default();
-        for (sequence, id, result) in receiver {
-            for (id, result) in order.insert(sequence, (id, result)) {
+        for (sequence, id, result, marks) in receiver {
+            for (id, result, marks) in order.insert(sequence, (id, result, marks)) {
                 // A job interrupted mid-run is not final: stop at the first one.
                 let Some(result) = result else {
                     return (summary, output, Ok(()));
                 };
-                summary.add(&result);
-                let line = result_line(id, result, details);
+                summary.add(&result, marks.as_deref());
+                let line = result_line(id, result, details, marks);
                 if let Err(error) = writeln!(output, "{line}").and_then(|()| output.flush()) {
                     // Nothing more can be written: stop the engine too.
                     writer_cancel.store(true, Ordering::Relaxed);
@@ -190,7 +200,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
                     error.utf8_error().valid_up_to()
                 );
                 let result = JobResult::invalid_job(profile.name, reason);
-                let _ = sender.send((sequence, Value::Null, Some(result)));
+                let _ = sender.send((sequence, Value::Null, Some(result), None));
                 sequence += 1;
                 continue;
             }
@@ -199,7 +209,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
             continue;
         }
         match prepare(&line, line_number, dataset.as_ref(), &profile, &options) {
-            Ok((id, job)) => {
+            Ok((id, job, marks)) => {
                 let sender = sender.clone();
                 let interrupted = Arc::clone(&interrupted);
                 let position = sequence;
@@ -207,7 +217,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
                     job,
                     Box::new(move |result| {
                         let result = (!interrupted.load(Ordering::Relaxed)).then_some(result);
-                        let _ = sender.send((position, id, result));
+                        let _ = sender.send((position, id, result, marks));
                     }),
                 );
             }
@@ -215,7 +225,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
                 let mut result =
                     JobResult::invalid_job(profile.name, format!("line {line_number}: {reason}"));
                 result.tests = None;
-                let _ = sender.send((sequence, id, Some(result)));
+                let _ = sender.send((sequence, id, Some(result), None));
             }
         }
         sequence += 1;
@@ -316,15 +326,18 @@ fn prepare(
     dataset: Option<&DatasetRows>,
     profile: &Arc<Profile>,
     options: &PlanOptions,
-) -> Result<(Value, Job), (Value, String)> {
+) -> Result<(Value, Job, Marks), (Value, String)> {
     let parsed = parse_job_line(line).map_err(|error| (error.id, error.reason))?;
-    let suite = match parsed.tests {
-        JobTests::Inline(suite) => suite,
+    let (suite, marks) = match parsed.tests {
+        JobTests::Inline(suite) => (suite, None),
         JobTests::DatasetRow(row) => match dataset {
             None => return Err((parsed.id, "`index` needs --dataset".to_owned())),
-            Some(dataset) => dataset
-                .tests(row)
-                .map_err(|error| (parsed.id.clone(), format!("{error:#}")))?,
+            Some(dataset) => {
+                let (suite, phrases) = dataset
+                    .tests(row)
+                    .map_err(|error| (parsed.id.clone(), format!("{error:#}")))?;
+                (suite, Some(phrases))
+            }
         },
     };
     let mut options = options.clone();
@@ -339,12 +352,27 @@ fn prepare(
         suite,
         options,
     };
-    Ok((parsed.id, job))
+    Ok((parsed.id, job, marks))
 }
 
-/// `{"id", "score", "pass_rate", "passed", "total", "all_passed", "status", "profile", ...}`.
-fn result_line(id: Value, result: JobResult, details: bool) -> String {
-    rlvr_engine::result_line(id, result, details).to_string()
+/// `{"id", "score", "pass_rate", "passed", "total", "all_passed", "status", "profile", ...}`,
+/// then for a `--dataset` job `"answer_may_vary"` and, when it is true,
+/// `"answer_may_vary_phrases": [{"kind", "phrase", "epsilon"}]`.
+fn result_line(id: Value, result: JobResult, details: bool, marks: Marks) -> String {
+    let mut line = rlvr_engine::result_line(id, result, details);
+    if let (Some(phrases), Value::Object(fields)) = (marks, &mut line) {
+        fields.insert(
+            "answer_may_vary".to_owned(),
+            Value::Bool(!phrases.is_empty()),
+        );
+        if !phrases.is_empty() {
+            fields.insert(
+                "answer_may_vary_phrases".to_owned(),
+                serde_json::to_value(&phrases).unwrap_or(Value::Null),
+            );
+        }
+    }
+    line.to_string()
 }
 
 /// The Klear prefix imports numpy and pandas; without them every functional test would fail

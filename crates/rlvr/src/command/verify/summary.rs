@@ -1,12 +1,14 @@
 //! The summary `rlvr verify` prints on stderr at the end: jobs, mean score, all-passed rate,
 //! statuses, verdict counts, tests per second, the comparisons judge functional tests left to
-//! the solution's own objects, and the tampering seen per kind.
+//! the solution's own objects, the tampering seen per kind, and (with `--dataset`) how many
+//! jobs' statements accept more than one answer.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use rlvr_engine::EngineStatistics;
+use rlvr_products::answer_variety::VarietyPhrase;
 use rlvr_verify::{JobResult, TamperCounts, Verdict};
 
 /// Accumulates written results.
@@ -25,11 +27,23 @@ pub(crate) struct Summary {
     /// jobs that had any.
     untrusted_comparisons: u64,
     untrusted_jobs: u64,
+    /// Jobs scored against a `--dataset` row, those whose statement accepts more than one
+    /// answer, and of these the ones a checker judged.
+    dataset_jobs: u64,
+    answer_may_vary: u64,
+    answer_may_vary_with_checker: u64,
 }
 
 impl Summary {
-    pub(crate) fn add(&mut self, result: &JobResult) {
+    pub(crate) fn add(&mut self, result: &JobResult, marks: Option<&[VarietyPhrase]>) {
         self.jobs += 1;
+        if let Some(phrases) = marks {
+            self.dataset_jobs += 1;
+            if !phrases.is_empty() {
+                self.answer_may_vary += 1;
+                self.answer_may_vary_with_checker += u64::from(result.checker.is_some());
+            }
+        }
         if let Some(score) = result.score {
             self.scored += 1;
             self.score_total += score;
@@ -109,6 +123,12 @@ impl Summary {
                 "  tampering (tests per kind, in {} jobs): {}",
                 self.tampering_jobs,
                 kinds.join(", ")
+            );
+        }
+        if self.dataset_jobs > 0 {
+            eprintln!(
+                "  answer may vary (the statement accepts more than one answer): {} of {} dataset jobs ({} judged by a checker)",
+                self.answer_may_vary, self.dataset_jobs, self.answer_may_vary_with_checker
             );
         }
         let panics = statistics.panics.load(Ordering::Relaxed);

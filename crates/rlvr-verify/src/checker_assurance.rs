@@ -1,0 +1,239 @@
+//! Checker assurance (issue 25, `rlvr check-checker`): a checker must accept the expected
+//! output and reject garbage. Public judges have shipped checkers that accept anything (an
+//! early "accepted" exit); such a checker hands the policy a reward for nothing.
+//!
+//! Each test's expected output is run through the checker with four outputs:
+//!
+//! | probe | the checker must |
+//! |---|---|
+//! | the expected output itself | accept |
+//! | the empty output (skipped when the expected output is blank: then it is the answer) | reject |
+//! | the last token replaced by a token the expected output does not hold | reject |
+//! | a line with such a token appended | reject |
+//!
+//! The garbage token is `rlvr-garbage`, or `rlvr-garbage-N` for the first `N` the expected
+//! output does not hold, so it can never be one of the expected tokens or a number.
+
+use crate::checker::Checker;
+
+/// One probe of a checker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Probe {
+    /// The expected output itself.
+    Expected,
+    /// Nothing at all.
+    Empty,
+    /// The expected output with its last token replaced by a foreign one.
+    LastTokenReplaced,
+    /// The expected output with a line holding a foreign token appended.
+    TokenAppended,
+}
+
+impl Probe {
+    /// Every probe, in the order they run.
+    pub const ALL: [Self; 4] = [
+        Self::Expected,
+        Self::Empty,
+        Self::LastTokenReplaced,
+        Self::TokenAppended,
+    ];
+
+    /// The name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Expected => "expected",
+            Self::Empty => "empty",
+            Self::LastTokenReplaced => "last_token_replaced",
+            Self::TokenAppended => "token_appended",
+        }
+    }
+
+    /// What the checker did wrong when this probe fails.
+    pub fn failure(self) -> &'static str {
+        match self {
+            Self::Expected => "rejects the expected output",
+            Self::Empty => "accepts the empty output",
+            Self::LastTokenReplaced => "accepts the expected output with its last token replaced",
+            Self::TokenAppended => "accepts the expected output with a garbage line appended",
+        }
+    }
+}
+
+/// A probe the checker got wrong.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ProbeFailure {
+    /// Which probe.
+    pub probe: Probe,
+    /// What the checker did (`Probe::failure`).
+    pub failure: &'static str,
+}
+
+/// Whether `byte` separates tokens (the built-in checkers' rule).
+fn is_space(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
+}
+
+/// A token that `expected` does not hold.
+fn garbage_token(expected: &str) -> String {
+    let held = |candidate: &str| {
+        expected
+            .as_bytes()
+            .split(|byte| is_space(*byte))
+            .any(|token| token == candidate.as_bytes())
+    };
+    let mut candidate = "rlvr-garbage".to_owned();
+    let mut number = 1u64;
+    while held(&candidate) {
+        candidate = format!("rlvr-garbage-{number}");
+        number += 1;
+    }
+    candidate
+}
+
+/// `expected` with its last token replaced by `token` (just `token` when it has none).
+fn last_token_replaced(expected: &str, token: &str) -> String {
+    let bytes = expected.as_bytes();
+    let Some(end) = bytes
+        .iter()
+        .rposition(|byte| !is_space(*byte))
+        .map(|at| at + 1)
+    else {
+        return token.to_owned();
+    };
+    let start = bytes[..end]
+        .iter()
+        .rposition(|byte| is_space(*byte))
+        .map_or(0, |at| at + 1);
+    // Token boundaries are ASCII bytes, so both cuts are character boundaries.
+    format!("{}{token}{}", &expected[..start], &expected[end..])
+}
+
+/// Whether the empty-output probe applies: it does not when the expected output is blank (a
+/// program that prints nothing is then right, which `rlvr audit` flags as
+/// `empty_expected_output`).
+pub fn expected_is_blank(expected: &str) -> bool {
+    expected.bytes().all(is_space)
+}
+
+/// What the probe prints; `None` when the probe says nothing about this expected output (the
+/// empty output is the right answer when the expected output is blank).
+fn probe_output(probe: Probe, expected: &str) -> Option<String> {
+    let blank = expected_is_blank(expected);
+    match probe {
+        Probe::Expected => Some(expected.to_owned()),
+        Probe::Empty => (!blank).then(String::new),
+        Probe::LastTokenReplaced => Some(last_token_replaced(expected, &garbage_token(expected))),
+        Probe::TokenAppended => {
+            let separator = if expected.ends_with('\n') || expected.is_empty() {
+                ""
+            } else {
+                "\n"
+            };
+            Some(format!(
+                "{expected}{separator}{}\n",
+                garbage_token(expected)
+            ))
+        }
+    }
+}
+
+/// The probes `checker` gets wrong on one test's expected output (empty: it is sound here).
+pub fn probe_checker(checker: &Checker, expected: &str) -> Vec<ProbeFailure> {
+    probe_with(|output| checker.accepts(output, expected), expected)
+}
+
+/// The probes a checker gets wrong, the checker given as whether it accepts an output for
+/// `expected` (the built-ins decide in the verifier; a sandboxed checker will run).
+pub fn probe_with(mut accepts: impl FnMut(&[u8]) -> bool, expected: &str) -> Vec<ProbeFailure> {
+    Probe::ALL
+        .into_iter()
+        .filter_map(|probe| {
+            let output = probe_output(probe, expected)?;
+            let accepted = accepts(output.as_bytes());
+            let right = accepted == (probe == Probe::Expected);
+            (!right).then_some(ProbeFailure {
+                probe,
+                failure: probe.failure(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checker::{BuiltInChecker, Tolerance};
+
+    #[test]
+    fn garbage_is_foreign_to_the_expected_output() {
+        assert_eq!(garbage_token("1 2\n"), "rlvr-garbage");
+        assert_eq!(
+            garbage_token("rlvr-garbage rlvr-garbage-1\n"),
+            "rlvr-garbage-2"
+        );
+        assert_eq!(last_token_replaced("1 2 3\n", "x"), "1 2 x\n");
+        assert_eq!(last_token_replaced("é\n", "x"), "x\n");
+        assert_eq!(last_token_replaced("  \n", "x"), "x");
+        assert_eq!(
+            probe_output(Probe::TokenAppended, "1"),
+            Some("1\nrlvr-garbage\n".to_owned())
+        );
+        assert_eq!(probe_output(Probe::Empty, " \n"), None);
+    }
+
+    #[test]
+    fn a_checker_that_accepts_anything_or_nothing_is_caught() {
+        let names = |failures: Vec<ProbeFailure>| -> Vec<&str> {
+            failures
+                .iter()
+                .map(|failure| failure.probe.name())
+                .collect()
+        };
+        assert_eq!(
+            names(probe_with(|_| true, "1 2\n")),
+            ["empty", "last_token_replaced", "token_appended"]
+        );
+        assert_eq!(names(probe_with(|_| false, "1 2\n")), ["expected"]);
+        // An early "accepted": anything that starts like the answer.
+        let prefix = |output: &[u8]| output.starts_with(b"1");
+        assert_eq!(
+            names(probe_with(prefix, "1 2\n")),
+            ["last_token_replaced", "token_appended"]
+        );
+        // A blank expected output: the empty output is the answer, not garbage.
+        assert_eq!(
+            names(probe_with(|_| true, "\n")),
+            ["last_token_replaced", "token_appended"]
+        );
+    }
+
+    #[test]
+    fn every_built_in_checker_is_sound_on_ordinary_outputs() {
+        let float = BuiltInChecker::Float {
+            epsilon: Tolerance::new(1e-6).unwrap_or_else(|| unreachable!()),
+        };
+        for rule in [
+            float,
+            BuiltInChecker::Tokens,
+            BuiltInChecker::LinesAnyOrder,
+            BuiltInChecker::Set,
+        ] {
+            for expected in [
+                "3\n",
+                "1 2 3\n",
+                "a\nb\nb\n",
+                "0.5 1.5\n",
+                "",
+                " \n",
+                "x x x",
+            ] {
+                assert_eq!(
+                    probe_checker(&Checker::BuiltIn(rule), expected),
+                    [],
+                    "{rule} on {expected:?}"
+                );
+            }
+        }
+    }
+}

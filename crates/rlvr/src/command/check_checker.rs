@@ -1,0 +1,293 @@
+//! `rlvr check-checker FILE`: for every record whose ground truth names a checker, probe the
+//! checker on each test's expected output (it must accept it, and reject the empty output and
+//! two garbled copies: `rlvr_verify::checker_assurance`) and report the records whose checker
+//! accepts garbage or refuses the answer (issue 25).
+//!
+//! FILE holds release records (`metadata.ground_truth`, else `label`), upstream records
+//! (`reward_model.ground_truth`) or `rlvr verify` job lines (`ground_truth`), one a line. A
+//! checker rlvr cannot use (an unknown name, a sandboxed checker, one given with functional
+//! tests) is a problem of its record. Exit 0 when every checker is sound, 1 when any record
+//! has a problem (or a line is not a record), 2 when the file cannot be read or holds none.
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use rlvr_verify::checker_assurance::{Probe, expected_is_blank, probe_checker};
+use rlvr_verify::{Profile, ProfileName, TestSuite, TestSuiteError, Tests, parse_python_json};
+use serde_json::Value;
+
+use crate::command::products_common::print_json;
+use crate::exit::{Failure, Status, USAGE};
+use crate::stdout::outln;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Records or job lines (JSON Lines) whose ground truths name checkers.
+    file: PathBuf,
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One probe a record's checker got wrong.
+#[derive(Debug, serde::Serialize)]
+struct Finding {
+    /// Zero-based test index.
+    test: usize,
+    probe: Probe,
+    failure: &'static str,
+}
+
+/// A record whose checker is unsound or unusable.
+#[derive(Debug, serde::Serialize)]
+struct RecordProblem {
+    row: u64,
+    line: u64,
+    /// The checker's name (absent when it could not be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checker: Option<String>,
+    /// Why it cannot be used (an unknown name, a sandboxed checker).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unusable: Option<String>,
+    /// The probes it got wrong.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    findings: Vec<Finding>,
+}
+
+#[derive(Debug, Default, serde::Serialize)]
+struct Report {
+    /// Rows read (non-blank lines).
+    rows: u64,
+    /// Rows whose ground truth names a checker.
+    with_checker: u64,
+    /// Per checker name, how many rows use it.
+    checkers: BTreeMap<String, u64>,
+    /// Tests probed.
+    tests_probed: u64,
+    /// Tests whose expected output is blank (the empty-output probe does not apply: a program
+    /// printing nothing is right there).
+    blank_expected_tests: u64,
+    /// Records whose checker accepts garbage.
+    accepts_garbage: u64,
+    /// Records whose checker refuses its own expected output.
+    rejects_expected: u64,
+    /// Records whose checker cannot be used.
+    unusable: u64,
+    /// Every record with a problem, in row order.
+    problems: Vec<RecordProblem>,
+    /// Lines that are not records or job lines (`FILE:LINE: row R, byte offset B: reason`).
+    bad_lines: Vec<String>,
+}
+
+/// The ground truth of a record or job line, and the field it came from.
+fn ground_truth(value: &Value) -> Option<(&'static str, &Value)> {
+    fn present(found: Option<&Value>) -> Option<&Value> {
+        found.filter(|value| !value.is_null())
+    }
+    present(
+        value
+            .get("metadata")
+            .and_then(|meta| meta.get("ground_truth")),
+    )
+    .map(|truth| ("metadata.ground_truth", truth))
+    .or_else(|| present(value.get("label")).map(|truth| ("label", truth)))
+    .or_else(|| present(value.get("ground_truth")).map(|truth| ("ground_truth", truth)))
+    .or_else(|| {
+        present(
+            value
+                .get("reward_model")
+                .and_then(|reward| reward.get("ground_truth")),
+        )
+        .map(|truth| ("reward_model.ground_truth", truth))
+    })
+}
+
+fn check_line(
+    report: &mut Report,
+    path: &Path,
+    line: &[u8],
+    row: u64,
+    line_number: u64,
+    offset: u64,
+) {
+    let bad = |reason: String| {
+        format!(
+            "{}:{line_number}: row {row}, byte offset {offset}: {reason}",
+            path.display()
+        )
+    };
+    let value = match parse_python_json(line) {
+        Ok(value) => value,
+        Err(error) => return report.bad_lines.push(bad(format!("not JSON: {error}"))),
+    };
+    let Some((field, truth)) = ground_truth(&value) else {
+        return report.bad_lines.push(bad(
+            "no `metadata.ground_truth`, `label`, `ground_truth` or `reward_model.ground_truth`"
+                .to_owned(),
+        ));
+    };
+    let suite = match TestSuite::from_value(truth) {
+        Ok(suite) => suite,
+        Err(error @ TestSuiteError::Checker { .. }) => {
+            report.with_checker += 1;
+            report.unusable += 1;
+            report.problems.push(RecordProblem {
+                row,
+                line: line_number,
+                checker: None,
+                unusable: Some(format!("field `{field}`: {error}")),
+                findings: Vec::new(),
+            });
+            return;
+        }
+        Err(error) => {
+            return report
+                .bad_lines
+                .push(bad(format!("field `{field}`: {error}")));
+        }
+    };
+    let Some(checker) = suite.checker else {
+        return;
+    };
+    report.with_checker += 1;
+    *report.checkers.entry(checker.to_string()).or_default() += 1;
+    let Tests::InputOutput(tests) = &suite.tests else {
+        // `TestSuite` refuses a checker with functional tests.
+        return;
+    };
+    let join = Profile::named(ProfileName::Judge).value_join;
+    let mut findings = Vec::new();
+    for (index, test) in tests.iter().enumerate() {
+        let expected = join.render_output(&test.output);
+        report.tests_probed += 1;
+        report.blank_expected_tests += u64::from(expected_is_blank(&expected));
+        findings.extend(
+            probe_checker(&checker, &expected)
+                .into_iter()
+                .map(|failure| Finding {
+                    test: index,
+                    probe: failure.probe,
+                    failure: failure.failure,
+                }),
+        );
+    }
+    if findings.is_empty() {
+        return;
+    }
+    if findings
+        .iter()
+        .any(|finding| finding.probe != Probe::Expected)
+    {
+        report.accepts_garbage += 1;
+    }
+    if findings
+        .iter()
+        .any(|finding| finding.probe == Probe::Expected)
+    {
+        report.rejects_expected += 1;
+    }
+    report.problems.push(RecordProblem {
+        row,
+        line: line_number,
+        checker: Some(checker.to_string()),
+        unusable: None,
+        findings,
+    });
+}
+
+fn read_report(path: &Path) -> anyhow::Result<Report> {
+    if path.is_dir() {
+        return Err(Failure::new(
+            USAGE,
+            format!("{}: is a directory, not a file", path.display()),
+        )
+        .into());
+    }
+    let file = fs_err::File::open(path).map_err(|error| Failure::new(USAGE, error.to_string()))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut report = Report::default();
+    let mut line = Vec::new();
+    let (mut line_number, mut offset) = (0u64, 0u64);
+    loop {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|error| Failure::new(USAGE, format!("{}: {error}", path.display())))?;
+        if read == 0 {
+            break;
+        }
+        line_number += 1;
+        let start = offset;
+        offset += read as u64;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let row = report.rows;
+        report.rows += 1;
+        check_line(&mut report, path, &line, row, line_number, start);
+    }
+    if report.rows == 0 {
+        return Err(Failure::new(USAGE, format!("{}: holds no records", path.display())).into());
+    }
+    Ok(report)
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+    let report = read_report(&args.file)?;
+    if args.json {
+        print_json(&report)?;
+    } else {
+        print_text(&report, &args.file)?;
+    }
+    let problems = !report.problems.is_empty() || !report.bad_lines.is_empty();
+    Ok(if problems {
+        Status::ProblemsFound
+    } else {
+        Status::Success
+    })
+}
+
+fn print_text(report: &Report, path: &Path) -> anyhow::Result<()> {
+    let checkers: Vec<String> = report
+        .checkers
+        .iter()
+        .map(|(name, rows)| format!("{name} {rows}"))
+        .collect();
+    outln!(
+        "{} rows, {} with a checker{}; {} tests probed ({} with a blank expected output, where the empty output is the answer)",
+        report.rows,
+        report.with_checker,
+        if checkers.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", checkers.join(", "))
+        },
+        report.tests_probed,
+        report.blank_expected_tests
+    )?;
+    for problem in &report.problems {
+        let place = format!("{}:{}: row {}", path.display(), problem.line, problem.row);
+        if let Some(reason) = &problem.unusable {
+            outln!("{place}: unusable checker: {reason}")?;
+        }
+        for finding in &problem.findings {
+            outln!(
+                "{place}: checker {}: test {}: {}",
+                problem.checker.as_deref().unwrap_or("?"),
+                finding.test,
+                finding.failure
+            )?;
+        }
+    }
+    outln!(
+        "{} accept garbage, {} reject their expected output, {} unusable",
+        report.accepts_garbage,
+        report.rejects_expected,
+        report.unusable
+    )?;
+    for line in &report.bad_lines {
+        eprintln!("rlvr: bad line: {line}");
+    }
+    Ok(())
+}
