@@ -5,6 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rlvr_languages::{Language, LanguageChoice};
+
 use crate::assembly::{
     FunctionalAssembly, judge_functional, klear_functional, plain_functional, sentinel_token,
     single_functional,
@@ -12,6 +14,7 @@ use crate::assembly::{
 use crate::comparison::OutputComparison;
 use crate::exit_code::{ExitCodePolicy, Runner};
 use crate::job_result::{JobResult, Status};
+use crate::language_selection::{LanguageRequest, select_code};
 use crate::limits::{Limits, MAX_JOB_DEADLINE};
 use crate::prelude::judge_prefix;
 use crate::profile::{Profile, ProfileName};
@@ -36,6 +39,8 @@ pub struct PlanOptions {
     pub time_limit: Option<Duration>,
     /// `--memory-limit`: replaces the address-space limit.
     pub memory_limit_bytes: Option<u64>,
+    /// The job's `language` and `languages` keys (the judge only; issue 24).
+    pub languages: LanguageRequest,
 }
 
 /// One program to run for one test.
@@ -119,6 +124,9 @@ pub struct ExecutionPlan {
     pub required_modules: Vec<&'static str>,
     /// Judge functional tests: split by the referee (issue 12; docs/profiles.md).
     pub functional_split: Option<FunctionalSplit>,
+    /// The language of the code (Python for every reference profile; issue 24). Programs of
+    /// any other language have stdin/stdout tests only and `source` holds the code alone.
+    pub language: LanguageChoice,
 }
 
 /// Code-R1 runs a program shorter than this as `python3 -c CODE`, longer ones from a file.
@@ -176,7 +184,16 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
             Some(failure.name().to_owned()),
         ));
     }
-    let Some(code) = profile.extraction.extract(response) else {
+    let extracted = if profile.name == ProfileName::Judge {
+        select_code(response, &options.languages)
+    } else {
+        // The reference profiles are Python-only, as their references are.
+        profile
+            .extraction
+            .extract(response)
+            .map(|code| (code, LanguageChoice::from(Language::Python)))
+    };
+    let Some((code, language)) = extracted else {
         return Plan::Finished(JobResult::early(
             profile.name,
             Status::NoCode,
@@ -184,6 +201,29 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
             None,
         ));
     };
+    if language.language != Language::Python && matches!(suite.tests, Tests::Functional(_)) {
+        // Functional tests are Python asserts: a solution in another language cannot be
+        // called by them. Asked for by the job, that is the job's mistake; chosen by the
+        // response, it is the response's failure.
+        if options.languages.requested.is_some() {
+            return Plan::Finished(JobResult::invalid_job(
+                profile.name,
+                format!(
+                    "functional (assert) tests run Python solutions only; the job asks for {}",
+                    language.language
+                ),
+            ));
+        }
+        return Plan::Finished(JobResult::early(
+            profile.name,
+            Status::Ok,
+            profile.scoring.from_counts(0, suite.len()),
+            Some(format!(
+                "functional (assert) tests run Python solutions only; the response's code is {}",
+                language.language
+            )),
+        ));
+    }
 
     if profile.name == ProfileName::Prime && matches!(suite.tests, Tests::Functional(_)) {
         // prime_code reads `test_cases["inputs"]`, which a functional record lacks: the
@@ -266,6 +306,7 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
             Vec::new()
         },
         functional_split,
+        language,
     })
 }
 

@@ -1,0 +1,137 @@
+//! What the exec supervisor starts for each test of a language ([`ProgramSpec`]), and how its
+//! memory is accounted (docs/languages.md, "Memory accounting").
+
+use crate::exec_protocol::ProgramSpec;
+use crate::language::Language;
+use crate::toolchain::Toolchain;
+
+/// Limits that shape a program's command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProgramLimits {
+    /// The test's memory limit.
+    pub memory_bytes: u64,
+}
+
+/// The environment every program gets (the sandbox's, without anything of the verifier's).
+/// `TZ` because the sandbox has no `/etc/localtime` (a JVM would search the zone database
+/// for it, seconds of CPU).
+const ENVIRONMENT: [&str; 6] = [
+    "PATH=/usr/local/bin:/usr/bin:/bin",
+    "TZ=UTC",
+    "LANG=C.UTF-8",
+    "LC_ALL=C.UTF-8",
+    "HOME=/tmp",
+    "TMPDIR=/tmp",
+];
+
+fn environment(extra: &[String]) -> Vec<Vec<u8>> {
+    ENVIRONMENT
+        .iter()
+        .map(|variable| variable.as_bytes().to_vec())
+        .chain(extra.iter().map(|variable| variable.as_bytes().to_vec()))
+        .collect()
+}
+
+/// The program for `language`: a compiled `artifact` exec'd from a sealed memory file, or the
+/// interpreter with the `source` as descriptor 3. `None` for Python (the Python runner's) and
+/// for a language whose artifact this function does not run (Java: [`crate::java`]).
+pub fn program_spec(
+    language: Language,
+    toolchain: &Toolchain,
+    artifact: Option<&[u8]>,
+    source: &str,
+    limits: ProgramLimits,
+) -> Option<ProgramSpec> {
+    match language {
+        Language::Cpp | Language::C | Language::Rust => Some(ProgramSpec {
+            image: artifact?.to_vec(),
+            path: Vec::new(),
+            arguments: vec![b"./main".to_vec()],
+            environment: environment(&[]),
+            files: Vec::new(),
+        }),
+        // Go's runtime reserves more address space than it uses (its start-up fails under a
+        // 256 MiB RLIMIT_AS): no address-space limit, the cgroup bounds memory, and
+        // GOMEMLIMIT makes the collector work to stay under the test's limit.
+        Language::Go => Some(ProgramSpec {
+            image: artifact?.to_vec(),
+            path: Vec::new(),
+            arguments: vec![b"./main".to_vec()],
+            environment: environment(&[format!("GOMEMLIMIT={}MiB", limits.memory_bytes >> 20)]),
+            files: Vec::new(),
+        }),
+        Language::JavaScript => {
+            // V8's old generation sized to the limit: a program that grows past it gets
+            // Node's own "heap out of memory" instead of the cgroup's kill.
+            let heap_megabytes = (limits.memory_bytes >> 20).max(64);
+            Some(ProgramSpec {
+                image: Vec::new(),
+                path: toolchain.executable.as_os_str().as_encoded_bytes().to_vec(),
+                arguments: vec![
+                    b"node".to_vec(),
+                    format!("--max-old-space-size={heap_megabytes}").into_bytes(),
+                    b"--stack-size=30000".to_vec(),
+                    b"--preserve-symlinks-main".to_vec(),
+                    b"/proc/self/fd/3".to_vec(),
+                ],
+                environment: environment(&[]),
+                files: vec![source.as_bytes().to_vec()],
+            })
+        }
+        Language::Java => {
+            let runtime = toolchain.runtime.as_ref()?;
+            let main = crate::java::main_class(source);
+            let heap_megabytes = (limits.memory_bytes >> 20).max(64);
+            let mut arguments: Vec<Vec<u8>> = vec![b"java".to_vec()];
+            arguments.extend(
+                crate::java::jvm_flags(heap_megabytes)
+                    .into_iter()
+                    .map(String::into_bytes),
+            );
+            arguments.extend([
+                b"-cp".to_vec(),
+                b"/proc/self/fd/3".to_vec(),
+                main.into_bytes(),
+            ]);
+            Some(ProgramSpec {
+                image: Vec::new(),
+                path: runtime.as_os_str().as_encoded_bytes().to_vec(),
+                arguments,
+                environment: environment(&[]),
+                files: vec![artifact?.to_vec()],
+            })
+        }
+        Language::Python => None,
+    }
+}
+
+/// The address-space limit (`RLIMIT_AS`) of a test of `language` whose memory limit is
+/// `memory_bytes`: the limit itself for native programs (as Python's tests, Klear's 1 GiB
+/// address space), none where a runtime reserves far more address space than it uses (Go's
+/// arenas, the JVM's class space and code cache, V8's pointer cage): there the sandbox's cgroup
+/// (without one, the supervisor's own address-space limit) bounds the memory actually used,
+/// and the runtime's own heap limit is set to the test's limit (`GOMEMLIMIT`, `-Xmx`,
+/// `--max-old-space-size`).
+pub fn address_space_limit(language: Language, memory_bytes: u64) -> u64 {
+    match language {
+        Language::Cpp | Language::C | Language::Rust => memory_bytes,
+        Language::Go | Language::Java | Language::JavaScript | Language::Python => 0,
+    }
+}
+
+/// Whether a test's standard error says its runtime ran out of memory (a failed allocation
+/// under `RLIMIT_AS`, or a runtime's own heap limit): the test's `memory_limit`, as Python's
+/// `MemoryError` is. Matched on the last lines only, where each runtime writes it.
+pub fn reports_out_of_memory(language: Language, stderr: &[u8]) -> bool {
+    let tail = String::from_utf8_lossy(&stderr[stderr.len().saturating_sub(4096)..]);
+    let signatures: &[&str] = match language {
+        Language::Cpp => &["std::bad_alloc"],
+        Language::C => &[],
+        Language::Java => &["java.lang.OutOfMemoryError"],
+        Language::JavaScript => &["JavaScript heap out of memory", "Allocation failed"],
+        Language::Go => &["runtime: out of memory", "fatal error: out of memory"],
+        Language::Rust => &["memory allocation of"],
+        Language::Python => &["MemoryError"],
+    };
+    signatures.iter().any(|signature| tail.contains(signature))
+}
