@@ -184,7 +184,11 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
             Some(failure.name().to_owned()),
         ));
     }
-    let extracted = if profile.name == ProfileName::Judge {
+    // The judge's own extraction reads the language from the fence; a judge profile given
+    // another extraction (open-instruct's routes take the program verbatim) keeps it.
+    let extracted = if profile.name == ProfileName::Judge
+        && profile.extraction == crate::extraction::Extraction::Judge
+    {
         select_code(response, &options.languages)
     } else {
         // The reference profiles are Python-only, as their references are.
