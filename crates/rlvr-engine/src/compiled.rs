@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use rlvr_languages::exec_protocol::{ProgramSpec, RunReport, RunSpec, ending};
 use rlvr_languages::{
     CompileLimits, Compiler, Language, PrepareError, ProgramLimits, Supervisor, SupervisorError,
-    address_space_limit, program_spec, reports_out_of_memory,
+    address_space_limit, data_limit, program_spec, reports_out_of_memory,
 };
 use rlvr_sandbox::{Limits, Sandbox};
 use rlvr_verify::{
@@ -209,6 +209,7 @@ impl CompiledJob<'_> {
                 .output_cap(expected)
                 .min(rlvr_verify::MAX_MEMORY_MEGABYTES << 20),
             address_space_bytes: address_space_limit(self.plan.language.language, memory),
+            data_bytes: data_limit(self.plan.language.language, memory),
             empty_work_directory: judge,
         };
         let mut deaths = 0;
@@ -300,7 +301,7 @@ impl CompiledJob<'_> {
             timed_out: report.ending == ending::TIMED_OUT,
             memory_exceeded: (out_of_memory && signal == Some(SIGKILL))
                 || (report.ending != ending::EXITED || report.exit_code != 0)
-                    && reports_out_of_memory(language, &report.stderr),
+                    && reports_out_of_memory(language, &report.stdout, &report.stderr),
             output_exceeded: report.stdout_truncated,
             wall_time: Some(Duration::from_micros(report.wall_us).min(time_limit * 2)),
             stdout: report.stdout,

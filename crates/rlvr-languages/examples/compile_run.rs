@@ -81,6 +81,7 @@ fn main() {
             cpu_seconds: 10,
             output_bytes: 1 << 20,
             address_space_bytes: address_space_limit(choice.language, 1 << 30),
+            data_bytes: rlvr_languages::data_limit(choice.language, 1 << 30),
             empty_work_directory: true,
         })
         .expect("run");

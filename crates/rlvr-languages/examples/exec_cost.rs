@@ -37,6 +37,7 @@ fn main() {
         cpu_seconds: 10,
         output_bytes: 1 << 20,
         address_space_bytes: 1 << 30,
+        data_bytes: 0,
         empty_work_directory: true,
     };
     let report = supervisor.run(&test).expect("run");

@@ -172,7 +172,8 @@ pub const RUST_FLAGS: &str = "--edition 2021 -O --cfg ONLINE_JUDGE -C debuginfo=
      -C strip=symbols -C target-feature=+crt-static --color never";
 /// javac flags: UTF-8 sources, no warnings for deprecated APIs (judges show none), a bounded
 /// compiler heap.
-pub const JAVAC_FLAGS: &str = "-J-Xmx768m -J-XX:+UseSerialGC -encoding UTF-8 -nowarn";
+pub const JAVAC_FLAGS: &str = "-J-Xmx768m -J-XX:+UseSerialGC -J-XX:CompressedClassSpaceSize=64m \
+     -J-XX:ReservedCodeCacheSize=64m -J-XX:TieredStopAtLevel=1 -encoding UTF-8 -nowarn";
 
 /// The flags of `choice`, part of its cache key (and of `rlvr doctor`'s report).
 pub fn flags(choice: LanguageChoice) -> String {

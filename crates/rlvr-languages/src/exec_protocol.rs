@@ -237,6 +237,9 @@ pub struct RunSpec {
     pub output_bytes: u64,
     /// Address-space limit of the program (`RLIMIT_AS`), 0 for none.
     pub address_space_bytes: u64,
+    /// Limit of its committed private memory (`RLIMIT_DATA`: writable private mappings, which a
+    /// runtime's reserved but unused address space is not), 0 for none.
+    pub data_bytes: u64,
     /// Empty the work directory after the test (the judge: each test finds it empty).
     pub empty_work_directory: bool,
 }
@@ -251,6 +254,7 @@ impl RunSpec {
             .unsigned(self.cpu_seconds)
             .unsigned(self.output_bytes)
             .unsigned(self.address_space_bytes)
+            .unsigned(self.data_bytes)
             .byte(u8::from(self.empty_work_directory));
         encoder
     }
@@ -263,6 +267,7 @@ impl RunSpec {
             cpu_seconds: decoder.unsigned()?,
             output_bytes: decoder.unsigned()?,
             address_space_bytes: decoder.unsigned()?,
+            data_bytes: decoder.unsigned()?,
             empty_work_directory: decoder.byte()? != 0,
         })
     }

@@ -3,12 +3,14 @@
 /// The JVM's flags for a test whose memory limit is `heap_megabytes`. Memory accounting: the
 /// heap (`-Xmx`) is the test's limit; what the JVM needs besides (class metadata, JIT code,
 /// thread stacks, about 40 to 100 MB) is bounded by the sandbox's cgroup, which allows the
-/// test's limit plus the runner headroom (512 MiB). The class space and code cache are
+/// test's limit plus the runner headroom (512 MiB); the heap starts small (`-Xms16m`) and
+/// grows. The class space and code cache are
 /// reserved small so the JVM also starts under an address-space limit (no cgroup). One
 /// garbage-collector thread (serial GC) and no performance-data file in `/tmp`.
 pub fn jvm_flags(heap_megabytes: u64) -> Vec<String> {
     vec![
         format!("-Xmx{heap_megabytes}m"),
+        "-Xms16m".to_owned(),
         "-Xss64m".to_owned(),
         "-XX:+UseSerialGC".to_owned(),
         "-XX:-UsePerfData".to_owned(),
@@ -16,6 +18,9 @@ pub fn jvm_flags(heap_megabytes: u64) -> Vec<String> {
         "-XX:ReservedCodeCacheSize=64m".to_owned(),
         "-XX:MaxMetaspaceSize=256m".to_owned(),
         "-Xshare:auto".to_owned(),
+        // The JVM's own messages (a fatal out-of-memory) go to stderr, not the answer.
+        "-XX:+DisplayVMOutputToStderr".to_owned(),
+        "-XX:ErrorFile=/dev/null".to_owned(),
         "-Dfile.encoding=UTF-8".to_owned(),
     ]
 }

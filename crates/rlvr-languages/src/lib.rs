@@ -28,7 +28,9 @@ pub use compile::{
 pub use java::main_class;
 pub use language::{CppStandard, Language, LanguageChoice};
 pub use precompiled::PrecompiledHeaders;
-pub use program::{ProgramLimits, address_space_limit, program_spec, reports_out_of_memory};
+pub use program::{
+    ProgramLimits, address_space_limit, data_limit, program_spec, reports_out_of_memory,
+};
 pub use run_once::{Once, OnceError, OnceLimits, OnceRun, classify, run_once};
 pub use supervisor::{Supervisor, SupervisorError};
 pub use toolchain::{Toolchain, Toolchains, Unavailable};

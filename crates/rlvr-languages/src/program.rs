@@ -14,10 +14,13 @@ pub struct ProgramLimits {
 
 /// The environment every program gets (the sandbox's, without anything of the verifier's).
 /// `TZ` because the sandbox has no `/etc/localtime` (a JVM would search the zone database
-/// for it, seconds of CPU).
-const ENVIRONMENT: [&str; 6] = [
+/// for it, seconds of CPU). `MALLOC_ARENA_MAX`: glibc reserves 64 MiB of address space per
+/// malloc arena, up to eight per core, one per thread that allocates; under an address-space
+/// limit a JVM (a dozen threads) then cannot start its threads, nor a threaded C++ program.
+const ENVIRONMENT: [&str; 7] = [
     "PATH=/usr/local/bin:/usr/bin:/bin",
     "TZ=UTC",
+    "MALLOC_ARENA_MAX=2",
     "LANG=C.UTF-8",
     "LC_ALL=C.UTF-8",
     "HOME=/tmp",
@@ -119,16 +122,48 @@ pub fn address_space_limit(language: Language, memory_bytes: u64) -> u64 {
     }
 }
 
+/// The committed-memory limit (`RLIMIT_DATA`) of a test of `language`: for the runtimes that
+/// reserve far more address space than they use (and so get no address-space limit), their
+/// writable private memory is bounded instead: Go's heap at the test's limit, V8's with room
+/// for Node itself besides the heap its flag bounds to the limit. Not the JVM's: every Java
+/// thread's stack (`-Xss64m`) counts as data, so a limit tight enough to mean anything fails
+/// its start-up; `-Xmx` bounds its heap, the cgroup (or the supervisor's address space) the rest.
+pub fn data_limit(language: Language, memory_bytes: u64) -> u64 {
+    match language {
+        Language::Go => memory_bytes,
+        Language::JavaScript => memory_bytes.saturating_add(128 << 20),
+        Language::Java | Language::Cpp | Language::C | Language::Rust | Language::Python => 0,
+    }
+}
+
 /// Whether a test's standard error says its runtime ran out of memory (a failed allocation
 /// under `RLIMIT_AS`, or a runtime's own heap limit): the test's `memory_limit`, as Python's
-/// `MemoryError` is. Matched on the last lines only, where each runtime writes it.
-pub fn reports_out_of_memory(language: Language, stderr: &[u8]) -> bool {
-    let tail = String::from_utf8_lossy(&stderr[stderr.len().saturating_sub(4096)..]);
+/// `MemoryError` is.
+pub fn reports_out_of_memory(language: Language, stdout: &[u8], stderr: &[u8]) -> bool {
+    // The JVM's fatal-error report goes to stdout whatever its flags say.
+    if language == Language::Java
+        && String::from_utf8_lossy(&stdout[..stdout.len().min(4096)])
+            .contains("insufficient memory for the Java Runtime Environment")
+    {
+        return true;
+    }
+    // Anywhere in what was kept (Go prints its stack traces after the message); a program
+    // that prints a signature itself fails either way.
+    let tail = String::from_utf8_lossy(stderr);
     let signatures: &[&str] = match language {
         Language::Cpp => &["std::bad_alloc"],
         Language::C => &[],
-        Language::Java => &["java.lang.OutOfMemoryError"],
-        Language::JavaScript => &["JavaScript heap out of memory", "Allocation failed"],
+        Language::Java => &[
+            "java.lang.OutOfMemoryError: Java heap space",
+            "java.lang.OutOfMemoryError: GC overhead",
+            "java.lang.OutOfMemoryError: Metaspace",
+            "java.lang.OutOfMemoryError: Requested array size",
+            "insufficient memory for the Java Runtime Environment",
+        ],
+        Language::JavaScript => &[
+            "JavaScript heap out of memory",
+            "Fatal process out of memory",
+        ],
         Language::Go => &["runtime: out of memory", "fatal error: out of memory"],
         Language::Rust => &["memory allocation of"],
         Language::Python => &["MemoryError"],

@@ -7,7 +7,9 @@ use std::time::Duration;
 use rlvr_sandbox::{Limits, Sandbox, Verdict};
 
 use crate::exec_protocol::{RunReport, RunSpec, ending};
-use crate::program::{ProgramLimits, address_space_limit, program_spec, reports_out_of_memory};
+use crate::program::{
+    ProgramLimits, address_space_limit, data_limit, program_spec, reports_out_of_memory,
+};
 use crate::{CompileLimits, CompileReport, Compiler, LanguageChoice, PrepareError, Supervisor};
 
 /// Limits of one program run once.
@@ -88,7 +90,9 @@ pub fn run_once(
         Limits {
             wall: limits.wall + Duration::from_secs(10),
             cpu: Duration::from_secs(24 * 3600),
-            memory_bytes: limits.memory_bytes.saturating_add(512 << 20),
+            // At least 1 GiB: without a cgroup this is every process's address space, and the
+            // JVM, V8 and Go reserve that much to start.
+            memory_bytes: limits.memory_bytes.max(1 << 30).saturating_add(512 << 20),
             pids: 256,
             ..Limits::default()
         },
@@ -103,6 +107,7 @@ pub fn run_once(
         cpu_seconds: limits.wall.as_secs() + 1,
         output_bytes: limits.output_bytes,
         address_space_bytes: address_space_limit(choice.language, limits.memory_bytes),
+        data_bytes: data_limit(choice.language, limits.memory_bytes),
         empty_work_directory: false,
     })?;
     let out_of_memory = supervisor.process().usage().out_of_memory_kills > kills_before;
@@ -124,7 +129,7 @@ pub fn classify(choice: LanguageChoice, report: &RunReport, out_of_memory: bool)
         Verdict::Timeout
     } else if failed
         && (out_of_memory
-            || reports_out_of_memory(choice.language, &report.stderr)
+            || reports_out_of_memory(choice.language, &report.stdout, &report.stderr)
             || String::from_utf8_lossy(&report.message).contains("Cannot allocate memory"))
     {
         Verdict::MemoryLimit

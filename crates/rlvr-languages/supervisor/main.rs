@@ -50,6 +50,7 @@ mod sys {
     pub const LOCKED_SECURE_BITS: u64 = 0x01 | 0x02 | 0x40 | 0x80;
     pub const RLIMIT_CPU: i32 = 0;
     pub const RLIMIT_FSIZE: i32 = 1;
+    pub const RLIMIT_DATA: i32 = 2;
     pub const RLIMIT_CORE: i32 = 4;
     pub const RLIMIT_AS: i32 = 9;
     pub const SIGKILL: i32 = 9;
@@ -595,6 +596,9 @@ fn become_program(
             spec.address_space_bytes,
             spec.address_space_bytes,
         );
+    }
+    if spec.data_bytes > 0 {
+        limited &= child::limit(sys::RLIMIT_DATA, spec.data_bytes, spec.data_bytes);
     }
     if !limited {
         child::fail(report, 6);
