@@ -94,8 +94,22 @@ pub(crate) fn score(
     let artifact = compiled
         .as_ref()
         .and_then(|cached| cached.report.artifact.clone());
-    let Some(program) = program_spec(language, toolchain, artifact.as_deref(), &code, limits)
-    else {
+    let harness = if language == Language::Java {
+        match compiler.java_harness(sandbox) {
+            Ok(harness) => harness,
+            Err(error) => return JobResult::sandbox_error(profile.name, error.to_string()),
+        }
+    } else {
+        None
+    };
+    let Some(program) = program_spec(
+        language,
+        toolchain,
+        artifact.as_deref(),
+        &code,
+        limits,
+        harness.as_deref(),
+    ) else {
         return JobResult::sandbox_error(
             profile.name,
             format!("no way to run a {language} program is configured"),

@@ -230,3 +230,49 @@ fn each_judge_test_finds_an_empty_work_directory() {
     let results = score_all(&engine, vec![job("cpp", code, any_language(), sums())]);
     assert_eq!(results[0].score, Some(1.0), "{:?}", results[0]);
 }
+
+/// The warm JVM behaves like a fresh `java Main` per test: static state starts over, an
+/// uncaught exception is status 1, `System.exit` ends the test with its status (and a new JVM
+/// serves the next), output through `FileDescriptor.out` counts, a thread left running does
+/// not reach the next test, and a big-stack thread recurses deeply.
+#[test]
+fn java_tests_each_see_a_fresh_program_in_the_warm_jvm() {
+    let engine = engine();
+    let three = json!({"inputs": ["1\n", "2\n", "3\n"], "outputs": ["1\n", "2\n", "3\n"]});
+    let cases: [(&str, Vec<Verdict>); 6] = [
+        (
+            // A counter that survives between tests would print 1, 2, 3 plus the earlier ones.
+            "import java.util.*;\npublic class Main { static int calls = 0; public static void main(String[] a) { calls++; int n = new Scanner(System.in).nextInt(); System.out.println(calls == 1 ? n : -n); } }",
+            vec![Verdict::Pass; 3],
+        ),
+        (
+            "import java.util.*;\npublic class Main { public static void main(String[] a) { int n = new Scanner(System.in).nextInt(); if (n == 2) throw new IllegalStateException(\"two\"); System.out.println(n); } }",
+            vec![Verdict::Pass, Verdict::RuntimeError, Verdict::Pass],
+        ),
+        (
+            "import java.util.*;\npublic class Main { public static void main(String[] a) { int n = new Scanner(System.in).nextInt(); System.out.println(n); System.out.flush(); if (n == 1) System.exit(3); if (n == 2) System.exit(0); } }",
+            vec![Verdict::RuntimeError, Verdict::Pass, Verdict::Pass],
+        ),
+        (
+            "import java.io.*;\npublic class Main { public static void main(String[] a) throws IOException { int n = new BufferedReader(new InputStreamReader(new FileInputStream(FileDescriptor.in))).read() - '0'; PrintWriter out = new PrintWriter(new FileOutputStream(FileDescriptor.out)); out.println(n); out.flush(); } }",
+            vec![Verdict::Pass; 3],
+        ),
+        (
+            // A daemon thread that would print into the next test's output (100 ms into it) if the JVM
+            // were kept: each test waits 600 ms before it prints.
+            "import java.util.*;\npublic class Main { public static void main(String[] a) throws Exception { int n = new Scanner(System.in).nextInt(); Thread t = new Thread(() -> { try { Thread.sleep(700); } catch (Exception e) {} System.out.println(99); System.out.flush(); }); t.setDaemon(true); t.start(); Thread.sleep(600); System.out.println(n); } }",
+            vec![Verdict::Pass; 3],
+        ),
+        (
+            "import java.util.*;\npublic class Main { static int depth(int n) { return n == 0 ? 0 : 1 + depth(n - 1); } public static void main(String[] a) throws Exception { int n = new Scanner(System.in).nextInt(); int[] r = new int[1]; Thread t = new Thread(null, () -> r[0] = depth(1_000_000), \"deep\", 1L << 28); t.start(); t.join(); System.out.println(r[0] == 1_000_000 ? n : -1); } }",
+            vec![Verdict::Pass; 3],
+        ),
+    ];
+    let jobs = cases
+        .iter()
+        .map(|(code, _)| job("java", code, any_language(), three.clone()))
+        .collect();
+    for ((code, expected), result) in cases.iter().zip(score_all(&engine, jobs)) {
+        assert_eq!(&verdicts(&result), expected, "{code}: {result:?}");
+    }
+}

@@ -53,12 +53,18 @@ fn main() {
     let limits = ProgramLimits {
         memory_bytes: 1 << 30,
     };
+    let harness = if choice.language == Language::Java {
+        compiler.java_harness(&sandbox).expect("harness")
+    } else {
+        None
+    };
     let Some(program) = program_spec(
         choice.language,
         toolchain,
         artifact.as_deref(),
         &source,
         limits,
+        harness.as_deref(),
     ) else {
         println!("nothing to run");
         return;

@@ -197,6 +197,12 @@ pub struct ProgramSpec {
     /// Files the program gets as descriptors 3, 4, ... (sealed memory files: a script, an
     /// archive of classes); `/proc/self/fd/3` names the first.
     pub files: Vec<Vec<u8>>,
+    /// A warm program (the JVM's harness): started once and kept for every test, which it
+    /// runs on request (docs/languages.md, "Java: one warm JVM per job"). After the files it
+    /// gets a control pipe (it reads one byte per test) and a result pipe (it writes `R` once
+    /// ready, then per test a little-endian `i32` exit status and one byte, non-zero when
+    /// something the test started is still running).
+    pub persistent: bool,
 }
 
 impl ProgramSpec {
@@ -208,7 +214,8 @@ impl ProgramSpec {
             .bytes(&self.path)
             .list(&self.arguments)
             .list(&self.environment)
-            .list(&self.files);
+            .list(&self.files)
+            .byte(u8::from(self.persistent));
         encoder
     }
 
@@ -220,6 +227,7 @@ impl ProgramSpec {
             arguments: decoder.list()?,
             environment: decoder.list()?,
             files: decoder.list()?,
+            persistent: decoder.byte()? != 0,
         })
     }
 }

@@ -1,4 +1,11 @@
-//! Java specifics: the class a source's file must be named after, and the JVM's flags.
+//! Java specifics: the class a source's file must be named after, the JVM's flags, and the
+//! harness of the warm JVM (`java/RlvrHarness.java`).
+
+/// The warm JVM's harness (docs/languages.md, "Java: one warm JVM per job"), compiled once per
+/// process in the sandbox like any source ([`crate::Compiler::java_harness`]).
+pub const HARNESS_SOURCE: &str = include_str!("../java/RlvrHarness.java");
+/// Its class.
+pub const HARNESS_CLASS: &str = "RlvrHarness";
 
 /// The JVM's flags for a test whose memory limit is `heap_megabytes`. Memory accounting: the
 /// heap (`-Xmx`) is the test's limit; what the JVM needs besides (class metadata, JIT code,

@@ -95,6 +95,32 @@ impl Compiler {
         })
     }
 
+    /// The warm JVM's harness, compiled in `sandbox` on first use (then from the cache): a jar.
+    /// `Ok(None)` when `$RLVR_JAVA_FRESH_JVM` asks for a fresh JVM per test instead.
+    pub fn java_harness(&self, sandbox: &Sandbox) -> Result<Option<Arc<[u8]>>, PrepareError> {
+        if std::env::var_os("RLVR_JAVA_FRESH_JVM").is_some_and(|value| value == "1") {
+            return Ok(None);
+        }
+        let compiled = self.compile(
+            sandbox,
+            Language::Java.into(),
+            java::HARNESS_SOURCE,
+            CompileLimits::default(),
+        )?;
+        let report = compiled.map(|cached| cached.report);
+        match report.as_ref().and_then(|report| report.artifact.clone()) {
+            Some(jar) => Ok(Some(jar)),
+            None => Err(PrepareError::Sandbox(
+                rlvr_sandbox::SandboxError::InvalidRequest {
+                    reason: format!(
+                        "the Java harness does not compile here: {}",
+                        report.map_or_else(String::new, |report| report.summary(500))
+                    ),
+                },
+            )),
+        }
+    }
+
     /// The toolchains this compiler uses.
     pub fn toolchains(&self) -> &Toolchains {
         &self.toolchains

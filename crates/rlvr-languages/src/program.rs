@@ -36,14 +36,16 @@ fn environment(extra: &[String]) -> Vec<Vec<u8>> {
 }
 
 /// The program for `language`: a compiled `artifact` exec'd from a sealed memory file, or the
-/// interpreter with the `source` as descriptor 3. `None` for Python (the Python runner's) and
-/// for a language whose artifact this function does not run (Java: [`crate::java`]).
+/// interpreter with the `source` as descriptor 3; for Java, with the compiled harness
+/// (`java_harness`, from [`crate::Compiler::java_harness`]), one warm JVM per job, without
+/// it a fresh JVM per test. `None` for Python (the Python runner's).
 pub fn program_spec(
     language: Language,
     toolchain: &Toolchain,
     artifact: Option<&[u8]>,
     source: &str,
     limits: ProgramLimits,
+    java_harness: Option<&[u8]>,
 ) -> Option<ProgramSpec> {
     match language {
         Language::Cpp | Language::C | Language::Rust => Some(ProgramSpec {
@@ -52,6 +54,7 @@ pub fn program_spec(
             arguments: vec![b"./main".to_vec()],
             environment: environment(&[]),
             files: Vec::new(),
+            persistent: false,
         }),
         // Go's runtime reserves more address space than it uses (its start-up fails under a
         // 256 MiB RLIMIT_AS): no address-space limit, the cgroup bounds memory, and
@@ -62,6 +65,7 @@ pub fn program_spec(
             arguments: vec![b"./main".to_vec()],
             environment: environment(&[format!("GOMEMLIMIT={}MiB", limits.memory_bytes >> 20)]),
             files: Vec::new(),
+            persistent: false,
         }),
         Language::JavaScript => {
             // V8's old generation sized to the limit: a program that grows past it gets
@@ -79,6 +83,7 @@ pub fn program_spec(
                 ],
                 environment: environment(&[]),
                 files: vec![source.as_bytes().to_vec()],
+                persistent: false,
             })
         }
         Language::Java => {
@@ -91,17 +96,35 @@ pub fn program_spec(
                     .into_iter()
                     .map(String::into_bytes),
             );
-            arguments.extend([
-                b"-cp".to_vec(),
-                b"/proc/self/fd/3".to_vec(),
-                main.into_bytes(),
-            ]);
+            let files = match java_harness {
+                // The harness on the class path (descriptor 3), the job's jar (4) loaded
+                // afresh for every test.
+                Some(harness) => {
+                    arguments.extend([
+                        b"-cp".to_vec(),
+                        b"/proc/self/fd/3".to_vec(),
+                        crate::java::HARNESS_CLASS.as_bytes().to_vec(),
+                        main.into_bytes(),
+                        b"/proc/self/fd/4".to_vec(),
+                    ]);
+                    vec![harness.to_vec(), artifact?.to_vec()]
+                }
+                None => {
+                    arguments.extend([
+                        b"-cp".to_vec(),
+                        b"/proc/self/fd/3".to_vec(),
+                        main.into_bytes(),
+                    ]);
+                    vec![artifact?.to_vec()]
+                }
+            };
             Some(ProgramSpec {
                 image: Vec::new(),
                 path: runtime.as_os_str().as_encoded_bytes().to_vec(),
                 arguments,
                 environment: environment(&[]),
-                files: vec![artifact?.to_vec()],
+                files,
+                persistent: java_harness.is_some(),
             })
         }
         Language::Python => None,

@@ -73,6 +73,11 @@ pub fn run_once(
         .get(choice.language)
         .map_err(|unavailable| PrepareError::Unavailable(unavailable.clone()))?;
     let artifact = compile.as_ref().and_then(|report| report.artifact.clone());
+    let harness = if choice.language == crate::Language::Java {
+        compiler.java_harness(sandbox)?
+    } else {
+        None
+    };
     let program = program_spec(
         choice.language,
         toolchain,
@@ -81,6 +86,7 @@ pub fn run_once(
         ProgramLimits {
             memory_bytes: limits.memory_bytes,
         },
+        harness.as_deref(),
     )
     .ok_or_else(|| {
         crate::SupervisorError::Load(format!("no way to run a {} program", choice.language))
