@@ -61,7 +61,7 @@ pub(crate) struct Args {
     all_tests: bool,
     /// Languages the judge accepts in responses, comma-separated (python, cpp, c, java,
     /// javascript, go, rust; default: all), for jobs that do not pin their own `languages`.
-    #[arg(long, value_parser = parse_languages, value_name = "LIST")]
+    #[arg(long, value_delimiter = ',', value_parser = parse_language, value_name = "LIST")]
     languages: Option<Vec<rlvr_verify::Language>>,
     /// Seed for test sampling.
     #[arg(long, default_value_t = 0)]
@@ -273,14 +273,10 @@ fn parse_time_limit(text: &str) -> Result<Duration, String> {
 }
 
 /// `--max-tests`: at least 1 (0 would score every job 0 without running anything).
-fn parse_languages(text: &str) -> Result<Vec<rlvr_verify::Language>, String> {
-    text.split(',')
-        .map(|name| {
-            rlvr_verify::Language::from_name(name)
-                .map(|choice| choice.language)
-                .ok_or_else(|| format!("{name:?} is not a language rlvr runs"))
-        })
-        .collect()
+fn parse_language(name: &str) -> Result<rlvr_verify::Language, String> {
+    rlvr_verify::Language::from_name(name)
+        .map(|choice| choice.language)
+        .ok_or_else(|| format!("{name:?} is not a language rlvr runs"))
 }
 
 fn parse_max_tests(text: &str) -> Result<usize, String> {
