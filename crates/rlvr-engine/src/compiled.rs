@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use rlvr_languages::exec_protocol::{ProgramSpec, RunReport, RunSpec, ending};
 use rlvr_languages::{
     CompileLimits, Compiler, Language, PrepareError, ProgramLimits, Supervisor, SupervisorError,
-    address_space_limit, data_limit, program_spec, reports_out_of_memory,
+    address_space_limit, data_limit, program_spec, reports_out_of_memory, sandbox_memory_bytes,
 };
 use rlvr_sandbox::{Limits, Sandbox};
 use rlvr_verify::{
@@ -22,7 +22,7 @@ use rlvr_verify::{
     Verdict, aggregate, judge_test,
 };
 
-use crate::runner_start::{RUNNER_CPU, runner_memory_bytes};
+use crate::runner_start::RUNNER_CPU;
 
 const MAX_SUPERVISOR_DEATHS: usize = 3;
 const DEATHS_PER_TEST: usize = 2;
@@ -189,7 +189,13 @@ impl CompiledJob<'_> {
     fn start(&mut self) -> Result<&mut Supervisor, SupervisorError> {
         if self.supervisor.is_none() {
             let limits = Limits {
-                memory_bytes: runner_memory_bytes(self.plan.limits.memory_bytes),
+                memory_bytes: sandbox_memory_bytes(
+                    self.plan.language.language,
+                    self.plan
+                        .limits
+                        .memory_bytes
+                        .min(rlvr_verify::MAX_MEMORY_MEGABYTES << 20),
+                ),
                 cpu: RUNNER_CPU,
                 wall: self.plan.limits.job_deadline,
                 pids: 256,

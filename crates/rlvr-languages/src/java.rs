@@ -14,11 +14,15 @@ pub const HARNESS_CLASS: &str = "RlvrHarness";
 /// grows. The class space and code cache are
 /// reserved small so the JVM also starts under an address-space limit (no cgroup). One
 /// garbage-collector thread (serial GC) and no performance-data file in `/tmp`.
-pub fn jvm_flags(heap_megabytes: u64) -> Vec<String> {
-    vec![
+///
+/// A fresh JVM per test runs `main` on the launcher's thread, whose stack is `-Xss64m`; the
+/// warm JVM's harness gives each test's `main` thread a 64 MiB stack itself and leaves the
+/// JVM's own threads at their default (each Java thread's stack is reserved address space: at
+/// 64 MiB apiece a JVM with `-Xmx1g` did not fit in 2 GiB, measured).
+pub fn jvm_flags(heap_megabytes: u64, warm: bool) -> Vec<String> {
+    let mut flags = vec![
         format!("-Xmx{heap_megabytes}m"),
         "-Xms16m".to_owned(),
-        "-Xss64m".to_owned(),
         "-XX:+UseSerialGC".to_owned(),
         "-XX:-UsePerfData".to_owned(),
         "-XX:CompressedClassSpaceSize=64m".to_owned(),
@@ -29,7 +33,11 @@ pub fn jvm_flags(heap_megabytes: u64) -> Vec<String> {
         "-XX:+DisplayVMOutputToStderr".to_owned(),
         "-XX:ErrorFile=/dev/null".to_owned(),
         "-Dfile.encoding=UTF-8".to_owned(),
-    ]
+    ];
+    if !warm {
+        flags.push("-Xss64m".to_owned());
+    }
+    flags
 }
 
 /// The class `javac` wants the file named after: the first top-level `public class` (or

@@ -30,6 +30,7 @@ pub use language::{CppStandard, Language, LanguageChoice};
 pub use precompiled::PrecompiledHeaders;
 pub use program::{
     ProgramLimits, address_space_limit, data_limit, program_spec, reports_out_of_memory,
+    sandbox_memory_bytes,
 };
 pub use run_once::{Once, OnceError, OnceLimits, OnceRun, classify, run_once};
 pub use supervisor::{Supervisor, SupervisorError};

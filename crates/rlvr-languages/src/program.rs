@@ -92,7 +92,7 @@ pub fn program_spec(
             let heap_megabytes = (limits.memory_bytes >> 20).max(64);
             let mut arguments: Vec<Vec<u8>> = vec![b"java".to_vec()];
             arguments.extend(
-                crate::java::jvm_flags(heap_megabytes)
+                crate::java::jvm_flags(heap_megabytes, java_harness.is_some())
                     .into_iter()
                     .map(String::into_bytes),
             );
@@ -143,6 +143,20 @@ pub fn address_space_limit(language: Language, memory_bytes: u64) -> u64 {
         Language::Cpp | Language::C | Language::Rust => memory_bytes,
         Language::Go | Language::Java | Language::JavaScript | Language::Python => 0,
     }
+}
+
+/// The memory of a job's supervisor sandbox (its cgroup's limit, or without a cgroup every
+/// process's address space) for tests limited to `test_memory_bytes`: at least 1 GiB of test
+/// memory, plus 512 MiB of headroom for a native program (as the Python runner gets), 1 GiB for
+/// a runtime that reserves far more address space than it uses (the JVM reserves its heap plus
+/// about 700 MiB; measured: a JVM with `-Xmx512m` cannot start its threads in 1.5 GiB). Those
+/// runtimes' real use is bounded per process by `RLIMIT_DATA` (Go, Node.js) or `-Xmx` (Java).
+pub fn sandbox_memory_bytes(language: Language, test_memory_bytes: u64) -> u64 {
+    let headroom: u64 = match language {
+        Language::Go | Language::Java | Language::JavaScript => 1 << 30,
+        Language::Cpp | Language::C | Language::Rust | Language::Python => 512 << 20,
+    };
+    test_memory_bytes.max(1 << 30).saturating_add(headroom)
 }
 
 /// The committed-memory limit (`RLIMIT_DATA`) of a test of `language`: for the runtimes that

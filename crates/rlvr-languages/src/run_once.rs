@@ -96,9 +96,10 @@ pub fn run_once(
         Limits {
             wall: limits.wall + Duration::from_secs(10),
             cpu: Duration::from_secs(24 * 3600),
-            // At least 1 GiB: without a cgroup this is every process's address space, and the
-            // JVM, V8 and Go reserve that much to start.
-            memory_bytes: limits.memory_bytes.max(1 << 30).saturating_add(512 << 20),
+            memory_bytes: crate::program::sandbox_memory_bytes(
+                choice.language,
+                limits.memory_bytes,
+            ),
             pids: 256,
             ..Limits::default()
         },

@@ -1018,7 +1018,18 @@ fn run_warm(
 ) -> io::Result<RunReport> {
     use std::io::Write;
     use std::os::unix::fs::FileExt;
-    let mut warm = match slot.take() {
+    // A process that ended between tests (a thread of its last test called `System.exit`
+    // after the answer) is reaped and replaced.
+    let kept = slot.take().and_then(|warm| {
+        if sys::wait_readable(warm.pidfd.as_raw_fd(), 0).unwrap_or(true) {
+            sys::send_signal(warm.pid, sys::SIGKILL);
+            let _ = sys::wait_for(warm.pid, 0);
+            None
+        } else {
+            Some(warm)
+        }
+    });
+    let mut warm = match kept {
         Some(warm) => warm,
         None => match start_warm(isolation, program, spec)? {
             Ok(warm) => warm,
@@ -1036,7 +1047,11 @@ fn run_warm(
     }
     let cpu_before = as_program(isolation, || process_cpu_us(warm.pid));
     let started = Instant::now();
-    warm.control.write_all(b"r")?;
+    if warm.control.write_all(b"r").is_err() {
+        // It ended just now: its end is this test's.
+        sys::send_signal(warm.pid, sys::SIGKILL);
+        return finish_warm(warm, started, spec, false, false);
+    }
     let deadline = started + std::time::Duration::from_millis(spec.wall_ms.max(1));
     let mut answer = None;
     let mut timed_out = false;
