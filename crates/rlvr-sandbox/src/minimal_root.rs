@@ -245,3 +245,38 @@ pub(crate) fn plan(
         work_target: c_path(&staging.join(WORK_DIRECTORY.trim_start_matches('/')))?,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn directory(host: &str, sandbox: &str) -> ReadOnlyDirectory {
+        ReadOnlyDirectory {
+            host: PathBuf::from(host),
+            sandbox: PathBuf::from(sandbox),
+        }
+    }
+
+    #[test]
+    fn extra_directories_may_not_replace_the_root_or_leave_it() {
+        let temporary = tempfile::tempdir().expect("temp dir");
+        let host = temporary.path().to_str().expect("utf-8");
+        assert!(check_extra(&directory(host, "/opt/rlvr-precompiled")).is_ok());
+        assert!(check_extra(&directory(host, "/etc/java-17-openjdk")).is_ok());
+        for sandbox in [
+            "/",
+            "/usr",
+            "/usr/lib/x",
+            "/proc",
+            "/tmp",
+            "/dev/shm",
+            "/etc/alternatives",
+            "opt/x",
+            "/opt/../usr",
+        ] {
+            assert!(check_extra(&directory(host, sandbox)).is_err(), "{sandbox}");
+        }
+        assert!(check_extra(&directory("/nonexistent-rlvr", "/opt/x")).is_err());
+        assert!(check_extra(&directory("/etc/hostname", "/opt/x")).is_err());
+    }
+}
