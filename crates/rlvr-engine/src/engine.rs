@@ -21,6 +21,7 @@ use rlvr_verify::{
     plan,
 };
 
+use crate::compiled;
 use crate::executor::Executor;
 use crate::fault_injection::{self, Site};
 use crate::sharing::HelpBoard;
@@ -296,7 +297,10 @@ fn work(
         };
         let Task { job, reply } = task;
         statistics.queued.fetch_sub(1, Ordering::Relaxed);
-        let result = match catch_unwind(AssertUnwindSafe(|| score(&mut executor, &job, board))) {
+        let scored = catch_unwind(AssertUnwindSafe(|| {
+            score(&mut executor, sandbox, cancelled, &job, board)
+        }));
+        let result = match scored {
             Ok(result) => result,
             Err(payload) => {
                 statistics.panics.fetch_add(1, Ordering::Relaxed);
@@ -337,10 +341,21 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Plans and executes one job.
-fn score(executor: &mut Executor<'_>, job: &Job, board: &HelpBoard) -> JobResult {
+fn score(
+    executor: &mut Executor<'_>,
+    sandbox: &Sandbox,
+    cancelled: &AtomicBool,
+    job: &Job,
+    board: &HelpBoard,
+) -> JobResult {
     fault_injection::panic_if_armed(Site::Plan, |marker| job.response.contains(marker));
     match plan(&job.profile, &job.response, &job.suite, &job.options) {
         Plan::Finished(result) => result,
+        // C++, C, Java, JavaScript, Go, Rust (issue 24): compiled once, run per test by the
+        // exec supervisor.
+        Plan::Execute(execution) if compiled::is_other_language(&execution) => {
+            compiled::score(sandbox, cancelled, &job.profile, &execution)
+        }
         Plan::Execute(execution) => {
             let execution = Arc::new(execution);
             let (run, note) = executor.execute(&job.profile, &execution, board);

@@ -1,11 +1,13 @@
 //! One job line of `rlvr verify`: `{"id": any, "response": str, "ground_truth": object | JSON
-//! string}` or, with a dataset, `{"id": any, "response": str, "index": row}`.
+//! string}` or, with a dataset, `{"id": any, "response": str, "index": row}`; optionally
+//! `"language"` (the language the judge scores the response in) and `"languages"` (those it
+//! allows), issue 24.
 //!
 //! Lines are read as Python's `json` writes them (lone surrogates, `NaN`; see
 //! [`rlvr_verify::python_json`]), and a key whose value is `null` is the same as an absent key
 //! (`{"ground_truth": null, "index": 3}` is a dataset job), as in every entry point.
 
-use rlvr_verify::{TestSuite, TestSuiteError, parse_python_json};
+use rlvr_verify::{Language, LanguageRequest, TestSuite, TestSuiteError, parse_python_json};
 use serde_json::Value;
 
 /// Where a job's tests come from.
@@ -26,6 +28,9 @@ pub struct JobLine {
     pub response: String,
     /// The tests.
     pub tests: JobTests,
+    /// Its `language` (the one the judge scores it in) and `languages` (those it allows)
+    /// keys (issue 24; the reference profiles ignore both).
+    pub languages: LanguageRequest,
 }
 
 /// Why a job line is not a job. The id is kept when it could be read, so the result line can
@@ -98,11 +103,63 @@ pub fn parse_job_value(value: Value) -> Result<JobLine, JobLineError> {
             ));
         }
     };
+    let languages = language_request(&mut object).map_err(fail)?;
     Ok(JobLine {
         id,
         response,
         tests,
+        languages,
     })
+}
+
+/// Reads the `language` and `languages` keys: a language name (`cpp`, `c++20`, `java`,
+/// `nodejs`, ...) and a list of them; the language, when both are given, must be allowed.
+fn language_request(
+    object: &mut serde_json::Map<String, Value>,
+) -> Result<LanguageRequest, String> {
+    let name = |value: &Value, key: &str| {
+        match value {
+        Value::String(text) => Language::from_name(text).ok_or_else(|| {
+            format!(
+                "`{key}` names no language rlvr runs ({text:?}); known: python, cpp, cpp20, c, java, javascript, go, rust"
+            )
+        }),
+        other => Err(format!("`{key}` must be a string, found {}", kind(other))),
+    }
+    };
+    let requested = match object.remove("language") {
+        Some(value) => Some(name(&value, "language")?),
+        None => None,
+    };
+    let allowed = match object.remove("languages") {
+        Some(Value::Array(values)) => Some(
+            values
+                .iter()
+                .enumerate()
+                .map(|(index, value)| {
+                    name(value, "languages")
+                        .map(|choice| choice.language)
+                        .map_err(|error| format!("{error} (item {index})"))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Some(other) => {
+            return Err(format!(
+                "`languages` must be a list of language names, found {}",
+                kind(&other)
+            ));
+        }
+        None => None,
+    };
+    if let (Some(requested), Some(allowed)) = (requested, &allowed)
+        && !allowed.contains(&requested.language)
+    {
+        return Err(format!(
+            "`language` {} is not among the job's `languages`",
+            requested.language
+        ));
+    }
+    Ok(LanguageRequest { requested, allowed })
 }
 
 /// A value as error messages show it: scalars with their value, containers by kind.

@@ -2,6 +2,7 @@
 //! runner of `rlvr-runner`, on every core, and hands results back in job order when asked.
 //! `rlvr verify` and `rlvr serve` both run on it.
 
+mod compiled;
 mod engine;
 mod executor;
 mod fault_injection;

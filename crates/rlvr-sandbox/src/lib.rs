@@ -41,5 +41,5 @@ pub use outcome::{Protection, RunOutcome, SandboxMode, Verdict};
 pub use process::{ExitInfo, ResourceUsage, SandboxedProcess};
 pub use request::{Limits, Program, RunRequest, SpawnRequest, Stdin, StdioSpec, WorkFile};
 pub use restrictions::Restriction;
-pub use sandbox::{Sandbox, SandboxConfig, Unavailable, WORK_DIRECTORY};
+pub use sandbox::{ReadOnlyDirectory, Sandbox, SandboxConfig, Unavailable, WORK_DIRECTORY};
 pub use user_namespace::IdMapping;

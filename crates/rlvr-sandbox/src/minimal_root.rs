@@ -1,8 +1,9 @@
 //! The minimal root every sandboxed program sees, as a list of operations under a staging
 //! directory: a tmpfs with read-only binds of `/usr` (and the top-level library and binary
 //! directories where they are not symlinks into it), the interpreter's prefix when it lives
-//! outside `/usr`, `/etc/alternatives` (symlinks only), three device nodes, `/dev/fd` links,
-//! and empty `/proc` and `/tmp` mount points.
+//! outside `/usr`, `/etc/alternatives` (symlinks only), the configuration's extra read-only
+//! directories (a toolchain's configuration, the precompiled-header cache), three device nodes,
+//! `/dev/fd` links, and empty `/proc` and `/tmp` mount points.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::error::SandboxError;
 use crate::interpreter::Interpreter;
 use crate::isolation::{FilesystemPlan, RootOperation};
-use crate::sandbox::WORK_DIRECTORY;
+use crate::sandbox::{ReadOnlyDirectory, WORK_DIRECTORY};
 
 pub(crate) fn c_string(bytes: impl Into<Vec<u8>>) -> Result<CString, SandboxError> {
     CString::new(bytes).map_err(|error| SandboxError::InvalidRequest {
@@ -24,9 +25,58 @@ pub(crate) fn c_path(path: &Path) -> Result<CString, SandboxError> {
     c_string(path.as_os_str().as_bytes())
 }
 
+/// Directories the root already has or will have, which an extra directory may not replace
+/// or hide.
+const RESERVED: [&str; 10] = [
+    "/",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib64",
+    "/dev",
+    "/proc",
+    "/tmp",
+    "/etc/alternatives",
+];
+
+/// Checks an extra read-only directory: absolute, plain components, a real directory on the
+/// host, and nothing the root already provides (or any part of it).
+fn check_extra(directory: &ReadOnlyDirectory) -> Result<(), SandboxError> {
+    let refuse = |reason: &str| SandboxError::InvalidRequest {
+        reason: format!(
+            "read-only directory {} -> {}: {reason}",
+            directory.host.display(),
+            directory.sandbox.display()
+        ),
+    };
+    let plain = |path: &Path| {
+        path.is_absolute()
+            && path
+                .components()
+                .skip(1)
+                .all(|component| matches!(component, std::path::Component::Normal(_)))
+    };
+    if !plain(&directory.host) || !plain(&directory.sandbox) {
+        return Err(refuse("both paths must be absolute, without '.' or '..'"));
+    }
+    for reserved in RESERVED {
+        if directory.sandbox == Path::new(reserved)
+            || (reserved != "/" && directory.sandbox.starts_with(reserved))
+        {
+            return Err(refuse(&format!("{reserved} belongs to the minimal root")));
+        }
+    }
+    if !fs_err::metadata(&directory.host).is_ok_and(|metadata| metadata.is_dir()) {
+        return Err(refuse("not a directory on the host"));
+    }
+    Ok(())
+}
+
 fn root_operations(
     staging: &Path,
     interpreter: &Interpreter,
+    extra: &[ReadOnlyDirectory],
 ) -> Result<Vec<RootOperation>, SandboxError> {
     let inside = |relative: &str| c_path(&staging.join(relative.trim_start_matches('/')));
     let mut operations = vec![
@@ -83,6 +133,36 @@ fn root_operations(
         operations.push(RootOperation::Bind {
             source: c_path(alternatives)?,
             target: inside("etc/alternatives")?,
+            read_only: true,
+        });
+    }
+    // Extra read-only directories, each parent created once (`/etc` may exist already).
+    let mut created: Vec<PathBuf> = Vec::new();
+    if fs_err::symlink_metadata(alternatives).is_ok_and(|metadata| metadata.is_dir()) {
+        created.push(PathBuf::from("/etc"));
+    }
+    if interpreter.needs_prefix_mount() {
+        let mut partial = PathBuf::from("/");
+        for component in interpreter.sandbox_prefix.components().skip(1) {
+            partial.push(component);
+            created.push(partial.clone());
+        }
+    }
+    for directory in extra {
+        check_extra(directory)?;
+        let mut partial = PathBuf::from("/");
+        for component in directory.sandbox.components().skip(1) {
+            partial.push(component);
+            if !created.contains(&partial) {
+                operations.push(RootOperation::Directory(inside(
+                    &partial.to_string_lossy(),
+                )?));
+                created.push(partial.clone());
+            }
+        }
+        operations.push(RootOperation::Bind {
+            source: c_path(&directory.host)?,
+            target: inside(&directory.sandbox.to_string_lossy())?,
             read_only: true,
         });
     }
@@ -159,12 +239,48 @@ pub(crate) fn plan(
     interpreter: &Interpreter,
     root: bool,
     uid: u32,
+    extra: &[ReadOnlyDirectory],
 ) -> Result<FilesystemPlan, SandboxError> {
     let staging = staging_directory(root, uid)?;
     Ok(FilesystemPlan {
         staging_root: c_path(&staging)?,
-        operations: root_operations(&staging, interpreter)?,
+        operations: root_operations(&staging, interpreter, extra)?,
         proc_target: c_path(&staging.join("proc"))?,
         work_target: c_path(&staging.join(WORK_DIRECTORY.trim_start_matches('/')))?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn directory(host: &str, sandbox: &str) -> ReadOnlyDirectory {
+        ReadOnlyDirectory {
+            host: PathBuf::from(host),
+            sandbox: PathBuf::from(sandbox),
+        }
+    }
+
+    #[test]
+    fn extra_directories_may_not_replace_the_root_or_leave_it() {
+        let temporary = tempfile::tempdir().expect("temp dir");
+        let host = temporary.path().to_str().expect("utf-8");
+        assert!(check_extra(&directory(host, "/opt/rlvr-precompiled")).is_ok());
+        assert!(check_extra(&directory(host, "/etc/java-17-openjdk")).is_ok());
+        for sandbox in [
+            "/",
+            "/usr",
+            "/usr/lib/x",
+            "/proc",
+            "/tmp",
+            "/dev/shm",
+            "/etc/alternatives",
+            "opt/x",
+            "/opt/../usr",
+        ] {
+            assert!(check_extra(&directory(host, sandbox)).is_err(), "{sandbox}");
+        }
+        assert!(check_extra(&directory("/nonexistent-rlvr", "/opt/x")).is_err());
+        assert!(check_extra(&directory("/etc/hostname", "/opt/x")).is_err());
+    }
 }

@@ -44,6 +44,20 @@ pub struct SandboxConfig {
     pub runner_uid: u32,
     /// The host gid that goes with `runner_uid`.
     pub runner_gid: u32,
+    /// Host directories every sandboxed process sees, read-only, besides the minimal root's
+    /// own (a toolchain's configuration outside `/usr`, such as `/etc/java-17-openjdk`; the
+    /// precompiled-header cache). Checked by [`Sandbox::new`]: absolute, a directory, and
+    /// nothing the root already provides.
+    pub read_only_directories: Vec<ReadOnlyDirectory>,
+}
+
+/// A host directory bound read-only into every sandbox at `sandbox`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOnlyDirectory {
+    /// The directory on the host.
+    pub host: PathBuf,
+    /// Where sandboxed processes see it.
+    pub sandbox: PathBuf,
 }
 
 impl Default for SandboxConfig {
@@ -55,6 +69,7 @@ impl Default for SandboxConfig {
             gid: 65534,
             runner_uid: 65533,
             runner_gid: 65533,
+            read_only_directories: Vec::new(),
         }
     }
 }
@@ -264,6 +279,7 @@ impl Sandbox {
                 &interpreter,
                 root,
                 sys::effective_uid(),
+                &config.read_only_directories,
             )?)
         } else {
             None

@@ -147,17 +147,37 @@ fn is_python_info(info: &str) -> bool {
 }
 
 fn judge_extract(response: &str) -> Option<String> {
+    judge_blocks(response)
+        .into_iter()
+        .rev()
+        .find(|block| is_python_info(&block.info))
+        .map(|block| block.code)
+        .filter(|code| !python_strip(code).is_empty())
+}
+
+/// A closed fenced block as the judge reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FencedBlock {
+    /// The opener's info string (trimmed; empty when untagged).
+    pub info: String,
+    /// The body, the opener's indentation removed, LF line ends.
+    pub code: String,
+}
+
+/// Every closed fenced block after the last `</think>` (the whole response without one), in
+/// order: CRLF and indented fences accepted, longer closers too; an opener with backticks in
+/// its info string is inline code, not a fence; an unclosed block is not a block.
+pub fn judge_blocks(response: &str) -> Vec<FencedBlock> {
     let normalised = response.replace("\r\n", "\n");
     let region = match normalised.rfind("</think>") {
         Some(position) => &normalised[position + "</think>".len()..],
         None => normalised.as_str(),
     };
-    let mut last_block: Option<String> = None;
+    let mut blocks = Vec::new();
     let mut open: Option<(Fence<'_>, Vec<&str>)> = None;
     for line in region.split('\n') {
         match open.take() {
             None => {
-                // An opener with backticks in its info string is inline code, not a fence.
                 open = parse_fence(line)
                     .filter(|fence| !fence.info.contains('`'))
                     .map(|fence| (fence, Vec::new()));
@@ -166,13 +186,14 @@ fn judge_extract(response: &str) -> Option<String> {
                 let closes = parse_fence(line)
                     .is_some_and(|closer| closer.info.is_empty() && closer.ticks >= fence.ticks);
                 if closes {
-                    if is_python_info(fence.info) {
-                        let dedented: Vec<&str> = body
-                            .iter()
-                            .map(|body_line| remove_indentation(body_line, fence.indentation))
-                            .collect();
-                        last_block = Some(dedented.join("\n"));
-                    }
+                    let dedented: Vec<&str> = body
+                        .iter()
+                        .map(|body_line| remove_indentation(body_line, fence.indentation))
+                        .collect();
+                    blocks.push(FencedBlock {
+                        info: fence.info.to_owned(),
+                        code: dedented.join("\n"),
+                    });
                 } else {
                     body.push(line);
                     open = Some((fence, body));
@@ -180,7 +201,7 @@ fn judge_extract(response: &str) -> Option<String> {
             }
         }
     }
-    last_block.filter(|code| !python_strip(code).is_empty())
+    blocks
 }
 
 fn remove_indentation(line: &str, width: usize) -> &str {

@@ -24,6 +24,9 @@ pub enum Status {
     InvalidJob,
     /// The sandbox failed; the score is `null`, never a silent 0.
     SandboxError,
+    /// The response's language has no toolchain on this machine (issue 24); the score is
+    /// `null`, as for `sandbox_error`.
+    LanguageUnavailable,
 }
 
 /// One test in a detailed report.
@@ -125,6 +128,11 @@ impl JobResult {
     /// An infrastructure failure: no score, never a silent 0.
     pub fn sandbox_error(profile: ProfileName, reason: impl Into<String>) -> Self {
         Self::unscored(profile, Status::SandboxError, reason.into())
+    }
+
+    /// The response's language cannot be run here: no score.
+    pub fn language_unavailable(profile: ProfileName, reason: impl Into<String>) -> Self {
+        Self::unscored(profile, Status::LanguageUnavailable, reason.into())
     }
 
     fn unscored(profile: ProfileName, status: Status, reason: String) -> Self {

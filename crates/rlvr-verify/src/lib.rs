@@ -15,6 +15,7 @@ mod exit_code;
 mod extraction;
 mod format_gate;
 mod job_result;
+mod language_selection;
 mod limits;
 mod plan;
 pub mod prelude;
@@ -33,9 +34,10 @@ pub use assembly::FunctionalAssembly;
 pub use checker::{BUILT_IN_CHECKERS, BuiltInChecker, Checker, Tolerance};
 pub use comparison::OutputComparison;
 pub use exit_code::{ExitCodePolicy, Runner};
-pub use extraction::Extraction;
+pub use extraction::{Extraction, FencedBlock, judge_blocks};
 pub use format_gate::{FormatFailure, FormatGate};
 pub use job_result::{JobResult, JobRun, Status, TestReport, TestRun, aggregate};
+pub use language_selection::{LanguageRequest, select_code};
 pub use limits::{
     LimitError, Limits, MAX_JOB_DEADLINE, MAX_MEMORY_MEGABYTES, MAX_TIME_LIMIT,
     memory_limit_from_megabytes, time_limit_from_seconds,
@@ -46,6 +48,7 @@ pub use plan::{
 pub use profile::{Profile, ProfileError, ProfileName, describe_profiles};
 pub use program_text::ProgramText;
 pub use python_json::{JsonTextError, from_python_json, parse_python_json};
+pub use rlvr_languages::{Language, LanguageChoice};
 pub use scoring::{
     CODE_R1_FAILURE, CODE_R1_FORMAT_ERROR, CODE_R1_SUCCESS, KLEAR_MISSING_THINK_CLOSE,
     KLEAR_MISSING_THINK_OPEN, KLEAR_NO_CODE, PRIME_SCORED_TESTS, Scoring,

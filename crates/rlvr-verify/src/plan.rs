@@ -5,11 +5,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rlvr_languages::{Language, LanguageChoice};
+
 use crate::assembly::{FunctionalAssembly, klear_functional, plain_functional, single_functional};
 use crate::checker::Checker;
 use crate::comparison::OutputComparison;
 use crate::exit_code::{ExitCodePolicy, Runner};
 use crate::job_result::{JobResult, Status};
+use crate::language_selection::{LanguageRequest, select_code};
 use crate::limits::{Limits, MAX_JOB_DEADLINE};
 use crate::prelude::judge_prefix;
 use crate::profile::{Profile, ProfileName};
@@ -34,6 +37,8 @@ pub struct PlanOptions {
     pub time_limit: Option<Duration>,
     /// `--memory-limit`: replaces the address-space limit.
     pub memory_limit_bytes: Option<u64>,
+    /// The job's `language` and `languages` keys (the judge only; issue 24).
+    pub languages: LanguageRequest,
 }
 
 /// One program to run for one test.
@@ -119,6 +124,9 @@ pub struct ExecutionPlan {
     /// Judge functional tests: run live between the referee and the solution's child
     /// (issue 22; docs/profiles.md).
     pub live_functional: Option<LiveFunctional>,
+    /// The language of the code (Python for every reference profile; issue 24). Programs of
+    /// any other language have stdin/stdout tests only and `source` holds the code alone.
+    pub language: LanguageChoice,
 }
 
 /// Code-R1 runs a program shorter than this as `python3 -c CODE`, longer ones from a file.
@@ -176,7 +184,20 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
             Some(failure.name().to_owned()),
         ));
     }
-    let Some(code) = profile.extraction.extract(response) else {
+    // The judge's own extraction reads the language from the fence; a judge profile given
+    // another extraction (open-instruct's routes take the program verbatim) keeps it.
+    let extracted = if profile.name == ProfileName::Judge
+        && profile.extraction == crate::extraction::Extraction::Judge
+    {
+        select_code(response, &options.languages)
+    } else {
+        // The reference profiles are Python-only, as their references are.
+        profile
+            .extraction
+            .extract(response)
+            .map(|code| (code, LanguageChoice::from(Language::Python)))
+    };
+    let Some((code, language)) = extracted else {
         return Plan::Finished(JobResult::early(
             profile.name,
             Status::NoCode,
@@ -184,6 +205,29 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
             None,
         ));
     };
+    if language.language != Language::Python && matches!(suite.tests, Tests::Functional(_)) {
+        // Functional tests are Python asserts: a solution in another language cannot be
+        // called by them. Asked for by the job, that is the job's mistake; chosen by the
+        // response, it is the response's failure.
+        if options.languages.requested.is_some() {
+            return Plan::Finished(JobResult::invalid_job(
+                profile.name,
+                format!(
+                    "functional (assert) tests run Python solutions only; the job asks for {}",
+                    language.language
+                ),
+            ));
+        }
+        return Plan::Finished(JobResult::early(
+            profile.name,
+            Status::Ok,
+            profile.scoring.from_counts(0, suite.len()),
+            Some(format!(
+                "functional (assert) tests run Python solutions only; the response's code is {}",
+                language.language
+            )),
+        ));
+    }
 
     if profile.name == ProfileName::Prime && matches!(suite.tests, Tests::Functional(_)) {
         // prime_code reads `test_cases["inputs"]`, which a functional record lacks: the
@@ -266,6 +310,7 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
             Vec::new()
         },
         live_functional,
+        language,
     })
 }
 

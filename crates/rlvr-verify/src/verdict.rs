@@ -25,6 +25,9 @@ pub enum Verdict {
     MemoryLimit,
     /// The program printed more than the output limit.
     OutputLimit,
+    /// The program (C++, C, Java, Go, Rust) did not compile: the compiler failed, or ran past
+    /// its own time, memory or output limits (issue 24).
+    CompileError,
     /// The sandbox could not run the program; never counted as a wrong answer.
     SandboxError,
     /// The test was not run (early stop).
@@ -33,13 +36,14 @@ pub enum Verdict {
 
 impl Verdict {
     /// Every verdict, in report order.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Pass,
         Self::WrongAnswer,
         Self::RuntimeError,
         Self::Timeout,
         Self::MemoryLimit,
         Self::OutputLimit,
+        Self::CompileError,
         Self::SandboxError,
         Self::Skipped,
     ];
@@ -53,6 +57,7 @@ impl Verdict {
             Self::Timeout => "timeout",
             Self::MemoryLimit => "memory_limit",
             Self::OutputLimit => "output_limit",
+            Self::CompileError => "compile_error",
             Self::SandboxError => "sandbox_error",
             Self::Skipped => "skipped",
         }
@@ -86,6 +91,8 @@ pub struct ExecutionResult {
     pub untrusted_comparisons: u64,
     /// What the solution tried (telemetry; never changes the verdict).
     pub tampering: Tampering,
+    /// A compiled language's program did not compile; nothing ran.
+    pub compile_failed: bool,
 }
 
 /// The referee's verdict on a judge functional test.
@@ -116,6 +123,9 @@ pub enum RefereeVerdict {
 pub fn judge_test(profile: &Profile, program: &TestProgram, result: &ExecutionResult) -> Verdict {
     if result.sandbox_error.is_some() {
         return Verdict::SandboxError;
+    }
+    if result.compile_failed {
+        return Verdict::CompileError;
     }
     if result.timed_out {
         return Verdict::Timeout;

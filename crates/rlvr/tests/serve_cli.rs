@@ -579,13 +579,22 @@ fn compatible_routes_answer_in_their_trainers_shapes() {
         .json();
     assert_eq!(slow["status"], "Failed");
     assert_eq!(slow["run_result"]["status"], "TimeLimitExceeded");
+    // Issue 24: C++ runs; a language rlvr does not run is SandboxFusion's SandboxError.
     let cpp = served
         .post(
             "/run_code",
-            &json!({"code": "int main(){}", "language": "cpp"}),
+            &json!({"code": "int main(){}", "language": "cpp", "compile_timeout": 60}),
         )
         .json();
-    assert_eq!(cpp["status"], "SandboxError");
+    assert_eq!(cpp["status"], "Success", "{cpp}");
+    assert_eq!(cpp["compile_result"]["return_code"], 0, "{cpp}");
+    let php = served
+        .post(
+            "/run_code",
+            &json!({"code": "<?php echo 1;", "language": "php"}),
+        )
+        .json();
+    assert_eq!(php["status"], "SandboxError");
 
     // open-instruct.
     let asserts = served.post("/test_program", &json!({

@@ -1,6 +1,11 @@
-//! SandboxFusion-compatible `POST /run_code`: one Python program, one run, the exact status
-//! strings verl reads (`Success` / `Failed` / `SandboxError`, and per command `Finished` /
-//! `Error` / `TimeLimitExceeded`). A `null` field takes its default, as an absent one does.
+//! SandboxFusion-compatible `POST /run_code`: one program, one run, the exact status strings
+//! verl reads (`Success` / `Failed` / `SandboxError`, and per command `Finished` / `Error` /
+//! `TimeLimitExceeded`). A `null` field takes its default, as an absent one does.
+//!
+//! Languages (issue 24), by SandboxFusion's names: `python` (`python3`), `cpp`, `c`, `java`,
+//! `nodejs`, `go`, `rust`. A compiled language is compiled in the sandbox within
+//! `compile_timeout` (through the shared compile cache) and answered with SandboxFusion's
+//! `compile_result`; a program that does not compile has no `run_result`, as there.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,6 +17,10 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use base64::Engine as _;
+use rlvr_languages::exec_protocol::ending;
+use rlvr_languages::{
+    CompileLimits, CompileReport, CompileStatus, Compiler, Language, Once, OnceLimits, run_once,
+};
 use rlvr_sandbox::{Limits, RunOutcome, RunRequest, Stdin, Verdict, WorkFile};
 use serde_json::{Value, json};
 
@@ -19,11 +28,16 @@ use super::{json_body, null_as_default, time_limit};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// Languages this route runs; SandboxFusion's others get a `SandboxError` that says so.
-const LANGUAGES: [&str; 2] = ["python", "python3"];
+/// The Python names this route runs with the sandbox's interpreter.
+const PYTHON: [&str; 2] = ["python", "python3"];
+/// The other languages, by SandboxFusion's names; SandboxFusion's others get a
+/// `SandboxError` that says so.
+const OTHER_LANGUAGES: [&str; 6] = ["cpp", "c", "java", "nodejs", "go", "rust"];
 
 /// SandboxFusion's default `run_timeout`.
 const DEFAULT_RUN_TIMEOUT_SECONDS: f64 = 10.0;
+/// SandboxFusion's default `compile_timeout`.
+const DEFAULT_COMPILE_TIMEOUT_SECONDS: f64 = 10.0;
 
 /// SandboxFusion's `RunCodeRequest`.
 #[derive(Debug, serde::Deserialize)]
@@ -32,11 +46,8 @@ pub(crate) struct RunCodeRequest {
     #[serde(default)]
     stdin: Option<String>,
     language: String,
+    /// Seconds (default 10), for the compiled languages.
     #[serde(default)]
-    #[expect(
-        dead_code,
-        reason = "accepted for compatibility; python has no compile step"
-    )]
     compile_timeout: Option<f64>,
     /// Seconds (default 10).
     #[serde(default)]
@@ -61,9 +72,12 @@ pub(crate) async fn run_code(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let request: RunCodeRequest = json_body(body)?;
-    if !LANGUAGES.contains(&request.language.as_str()) {
+    if OTHER_LANGUAGES.contains(&request.language.as_str()) {
+        return run_other_language(state, request).await;
+    }
+    if !PYTHON.contains(&request.language.as_str()) {
         return Ok(Json(sandbox_error(format!(
-            "language {:?} is not supported by rlvr serve (python only)",
+            "language {:?} is not supported by rlvr serve (python, cpp, c, java, nodejs, go, rust)",
             request.language
         ))));
     }
@@ -170,6 +184,138 @@ fn sandbox_error(message: String) -> Value {
         "message": message,
         "compile_result": null,
         "run_result": null,
+        "executor_pod_name": null,
+        "files": {},
+    })
+}
+
+/// `/run_code` for a language other than Python: compile (unless cached) then one run, both in
+/// the sandbox, answered in SandboxFusion's shapes.
+async fn run_other_language(
+    state: Arc<AppState>,
+    request: RunCodeRequest,
+) -> Result<Json<Value>, ApiError> {
+    let choice = Language::from_name(&request.language)
+        .ok_or_else(|| ApiError::bad_request(format!("unknown language {:?}", request.language)))?;
+    if request.files.values().any(Option::is_some) {
+        return Ok(Json(sandbox_error(format!(
+            "files are supported for python only, not {}",
+            request.language
+        ))));
+    }
+    let run = build_request(&request)?;
+    let compile_wall = time_limit(
+        "compile_timeout",
+        Some(
+            request
+                .compile_timeout
+                .unwrap_or(DEFAULT_COMPILE_TIMEOUT_SECONDS),
+        ),
+    )?
+    .unwrap_or(Duration::from_secs(10));
+    let limits = OnceLimits {
+        wall: run.limits.wall,
+        memory_bytes: run.limits.memory_bytes,
+        output_bytes: run.limits.output_bytes,
+        compile: CompileLimits {
+            wall: compile_wall,
+            ..CompileLimits::default()
+        },
+    };
+    let stdin = match &run.stdin {
+        Stdin::Bytes(bytes) => bytes.clone(),
+        _ => Vec::new(),
+    };
+    let _reservation = super::admit(&state, 1)?;
+    let Ok(_permit) = Arc::clone(&state.slots).acquire_owned().await else {
+        return Ok(Json(sandbox_error(
+            "the server is shutting down".to_owned(),
+        )));
+    };
+    let sandbox = state.sandbox.clone();
+    let code = request.code;
+    let outcome = tokio::task::spawn_blocking(move || {
+        run_once(&sandbox, Compiler::shared(), choice, &code, &stdin, limits)
+    })
+    .await;
+    let response = match outcome {
+        Ok(Ok(once)) => finished_once(&once),
+        Ok(Err(error)) => {
+            state.metrics.sandbox_errors.fetch_add(1, Ordering::Relaxed);
+            sandbox_error(error.to_string())
+        }
+        Err(error) => {
+            state.metrics.sandbox_errors.fetch_add(1, Ordering::Relaxed);
+            sandbox_error(format!("the run did not complete: {error}"))
+        }
+    };
+    Ok(Json(response))
+}
+
+/// SandboxFusion's `compile_result`: `TimeLimitExceeded` (no return code) when the compile ran
+/// out of time, else `Finished` with the compiler's status (`-9` when it was killed for memory
+/// or output, with the reason appended to its stderr).
+fn compile_result(report: &CompileReport) -> Value {
+    let timed_out = report.status == CompileStatus::TimeLimitExceeded;
+    let mut stderr = report.diagnostics.clone();
+    let return_code = match report.status {
+        CompileStatus::Finished => report.exit_code.map_or(-1, i64::from),
+        CompileStatus::TimeLimitExceeded => 0,
+        CompileStatus::MemoryLimitExceeded | CompileStatus::OutputLimitExceeded => {
+            stderr.push_str(&report.summary(0));
+            stderr.push('\n');
+            -9
+        }
+    };
+    json!({
+        "status": if timed_out { "TimeLimitExceeded" } else { "Finished" },
+        "execution_time": report.wall.as_secs_f64(),
+        "return_code": if timed_out { Value::Null } else { json!(return_code) },
+        "stdout": "",
+        "stderr": stderr,
+    })
+}
+
+fn finished_once(once: &Once) -> Value {
+    let compile = once.compile.as_deref();
+    let compiled = compile.is_none_or(CompileReport::succeeded);
+    let compile_json = compile.map_or(Value::Null, compile_result);
+    let Some(run) = &once.run else {
+        return json!({
+            "status": "Failed",
+            "message": "",
+            "compile_result": compile_json,
+            "run_result": null,
+            "executor_pod_name": null,
+            "files": {},
+        });
+    };
+    let report = &run.report;
+    let timed_out = run.verdict == Verdict::Timeout;
+    let signaled = report.ending != ending::EXITED;
+    // subprocess convention: a signal shows as its negated number.
+    let return_code = if signaled {
+        -report.signal.max(1)
+    } else {
+        report.exit_code
+    };
+    let succeeded = compiled && !timed_out && run.verdict == Verdict::Ok && return_code == 0;
+    let message = match run.verdict {
+        Verdict::MemoryLimit => "memory limit exceeded",
+        Verdict::OutputLimit => "output limit exceeded",
+        _ => "",
+    };
+    json!({
+        "status": if succeeded { "Success" } else { "Failed" },
+        "message": message,
+        "compile_result": compile_json,
+        "run_result": {
+            "status": if timed_out { "TimeLimitExceeded" } else { "Finished" },
+            "execution_time": report.wall_us as f64 / 1e6,
+            "return_code": if timed_out { Value::Null } else { json!(return_code) },
+            "stdout": String::from_utf8_lossy(&report.stdout),
+            "stderr": String::from_utf8_lossy(&report.stderr),
+        },
         "executor_pod_name": null,
         "files": {},
     })

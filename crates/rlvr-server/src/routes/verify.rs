@@ -122,6 +122,7 @@ fn prepare(state: &AppState, request: VerifyRequest) -> Result<Prepared, ApiErro
         all_tests: request.all_tests,
         time_limit: time_limit("time_limit", request.time_limit)?,
         memory_limit_bytes: memory_limit("memory_limit", request.memory_limit)?,
+        languages: Default::default(),
     };
     let mut prepared = Prepared {
         ids: Vec::with_capacity(request.jobs.len()),
@@ -144,6 +145,7 @@ fn prepare(state: &AppState, request: VerifyRequest) -> Result<Prepared, ApiErro
                     } else {
                         parsed.id.to_string().into_bytes()
                     };
+                    options.languages = parsed.languages;
                     prepared.jobs.push((
                         position,
                         Job {

@@ -1,7 +1,9 @@
 //! `rlvr doctor`: the sandbox's mode (root, user namespace, degraded), whom programs and the
 //! runner run as, what limits memory and processes, every protection (active or not, and
 //! why), the machine's restrictions on user namespaces with remedies, which interpreter runs,
-//! whether numpy and pandas import inside the sandbox, and a self-test of hostile probes.
+//! whether numpy and pandas import inside the sandbox, each language's toolchain with its
+//! version and a hello-world compiled and run inside the sandbox (issue 24), and a self-test
+//! of hostile probes.
 
 use std::io::Write;
 use std::time::Duration;
@@ -43,7 +45,125 @@ struct Report<'sandbox> {
     sandbox_python: String,
     packages: Vec<Probe>,
     cgroups: &'sandbox rlvr_sandbox::CgroupLayout,
+    toolchains: Vec<ToolchainReport>,
     self_test: Vec<Probe>,
+}
+
+/// One language's toolchain: found or not (and why), its version, and whether a hello-world
+/// compiles and runs inside the sandbox.
+#[derive(Debug, serde::Serialize)]
+struct ToolchainReport {
+    language: &'static str,
+    available: bool,
+    version: Option<String>,
+    executable: Option<String>,
+    package: &'static str,
+    flags: String,
+    /// Why it is unavailable, or what the sandbox check saw.
+    detail: String,
+    /// The hello-world compiled and printed its line inside the sandbox.
+    works_in_sandbox: bool,
+}
+
+/// A hello-world per language: what the doctor compiles and runs.
+fn hello_world(language: rlvr_languages::Language) -> &'static str {
+    use rlvr_languages::Language;
+    match language {
+        Language::Cpp => {
+            "#include <bits/stdc++.h>\nint main(){ std::cout << \"hello\" << std::endl; }\n"
+        }
+        Language::C => "#include <stdio.h>\nint main(void){ puts(\"hello\"); return 0; }\n",
+        Language::Java => {
+            "public class Main { public static void main(String[] a) { System.out.println(\"hello\"); } }\n"
+        }
+        Language::JavaScript => "console.log('hello');\n",
+        Language::Go => "package main\nimport \"fmt\"\nfunc main() { fmt.Println(\"hello\") }\n",
+        Language::Rust => "fn main() { println!(\"hello\"); }\n",
+        Language::Python => "print('hello')\n",
+    }
+}
+
+/// Every language's toolchain, each checked in the sandbox (in parallel: a compile each).
+fn toolchain_reports(sandbox: &Sandbox) -> Vec<ToolchainReport> {
+    let compiler = rlvr_languages::Compiler::shared();
+    let toolchains: Vec<_> = compiler.toolchains().all().collect();
+    std::thread::scope(|scope| {
+        let checks: Vec<_> = toolchains
+            .into_iter()
+            .map(|(language, found)| {
+                scope.spawn(move || {
+                    let flags = rlvr_languages::flags(language.into());
+                    match found {
+                        Err(unavailable) => ToolchainReport {
+                            language: language.name(),
+                            available: false,
+                            version: None,
+                            executable: None,
+                            package: unavailable.package,
+                            flags,
+                            detail: unavailable.reason.clone(),
+                            works_in_sandbox: false,
+                        },
+                        Ok(toolchain) => {
+                            let limits = rlvr_languages::OnceLimits {
+                                wall: Duration::from_secs(10),
+                                memory_bytes: 512 << 20,
+                                output_bytes: 1 << 20,
+                                compile: rlvr_languages::CompileLimits::default(),
+                            };
+                            let once = rlvr_languages::run_once(
+                                sandbox,
+                                compiler,
+                                language.into(),
+                                hello_world(language),
+                                b"",
+                                limits,
+                            );
+                            let (works, detail) = match once {
+                                Ok(once) => match &once.run {
+                                    Some(run) => (
+                                        run.verdict == Verdict::Ok
+                                            && run.report.stdout == b"hello\n",
+                                        format!(
+                                            "hello world: {}{}",
+                                            run.verdict.as_str(),
+                                            once.compile.as_ref().map_or(String::new(), |report| {
+                                                format!(
+                                                    ", compiled in {} ms",
+                                                    report.wall.as_millis()
+                                                )
+                                            })
+                                        ),
+                                    ),
+                                    None => (
+                                        false,
+                                        once.compile
+                                            .as_ref()
+                                            .map_or(String::new(), |report| report.summary(300)),
+                                    ),
+                                },
+                                Err(error) => (false, error.to_string()),
+                            };
+                            ToolchainReport {
+                                language: language.name(),
+                                available: true,
+                                version: Some(toolchain.version.clone()),
+                                executable: Some(toolchain.executable.display().to_string()),
+                                package: toolchain.package,
+                                flags,
+                                detail,
+                                works_in_sandbox: works,
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        checks
+            .into_iter()
+            .filter_map(|check| check.join().ok())
+            .collect()
+    })
 }
 
 struct Case {
@@ -234,8 +354,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         })
         .collect();
     let self_test_passed = self_test.iter().all(|probe| probe.passed);
+    let toolchains = toolchain_reports(&sandbox);
+    // A toolchain that is installed but does not work in the sandbox is a problem; one that is
+    // not installed is not (its jobs get `language_unavailable`).
+    let toolchains_work = toolchains
+        .iter()
+        .all(|toolchain| !toolchain.available || toolchain.works_in_sandbox);
     let report = Report {
-        ok: missing_required.is_empty() && self_test_passed,
+        ok: missing_required.is_empty() && self_test_passed && toolchains_work,
         mode: sandbox.mode().as_str(),
         identity: identity(&sandbox),
         limits: limits(&sandbox),
@@ -252,6 +378,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         sandbox_python: sandbox.python_path().display().to_string(),
         packages,
         cgroups: sandbox.cgroup_layout(),
+        toolchains,
         self_test,
     };
     let mut stdout = std::io::stdout().lock();
@@ -309,6 +436,20 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
             let mark = if probe.passed { "ok  " } else { "FAIL" };
             writeln!(stdout, "  {mark} import {}: {}", probe.name, probe.detail)?;
         }
+        writeln!(stdout, "languages (issue 24):")?;
+        for toolchain in &report.toolchains {
+            let mark = match (toolchain.available, toolchain.works_in_sandbox) {
+                (true, true) => "ok  ",
+                (true, false) => "FAIL",
+                (false, _) => "--  ",
+            };
+            let version = toolchain.version.as_deref().unwrap_or("unavailable");
+            writeln!(
+                stdout,
+                "  {mark} {}: {version} ({}): {}",
+                toolchain.language, toolchain.package, toolchain.detail
+            )?;
+        }
         writeln!(stdout, "self-test:")?;
         for probe in &report.self_test {
             let mark = if probe.passed { "pass" } else { "FAIL" };
@@ -329,7 +470,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         )
         .into());
     }
-    Ok(if self_test_passed {
+    Ok(if self_test_passed && toolchains_work {
         Status::Success
     } else {
         Status::ProblemsFound

@@ -1,33 +1,42 @@
 //! `rlvr run`: run one program once in the sandbox and print the outcome.
 //!
 //! The program's stdout and stderr are passed through and a one-line summary goes to stderr;
-//! with `--json`, one object with exactly the keys of issue 4 goes to stdout instead.
+//! with `--json`, one object with exactly the keys of issue 4 goes to stdout instead (plus
+//! `compile` for a compiled language, issue 24). Python runs as `python -I main.py`; every
+//! other language is compiled in the sandbox first and run by the exec supervisor, as
+//! `rlvr verify` runs it.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
+use rlvr_languages::{
+    CompileLimits, CompileReport, CompileStatus, Compiler, Language, LanguageChoice, OnceError,
+    OnceLimits, PrepareError,
+};
 use rlvr_sandbox::{
     Limits, Program, RunOutcome, RunRequest, Sandbox, SandboxConfig, SandboxError, Stdin, Verdict,
 };
 
 use crate::exit::{Failure, SANDBOX_UNAVAILABLE, Status, USAGE};
 
-/// Languages `rlvr run` accepts.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub(crate) enum Language {
-    /// CPython, run as `python -I main.py` with the real interpreter.
-    Python,
+fn parse_language(text: &str) -> Result<LanguageChoice, String> {
+    Language::from_name(text).ok_or_else(|| {
+        format!("{text:?} is not a language rlvr runs (python, cpp, cpp20, c, java, javascript, go, rust)")
+    })
 }
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The program's source file.
     source: PathBuf,
-    /// Language of SOURCE.
-    #[arg(long, value_enum, default_value = "python")]
-    lang: Language,
+    /// Language of SOURCE: python, cpp (C++17; cpp20 for C++20), c, java, javascript, go, rust.
+    #[arg(long, value_parser = parse_language, default_value = "python")]
+    lang: LanguageChoice,
+    /// Wall-clock limit of the compile, in seconds (compiled languages).
+    #[arg(long, value_name = "SECS", default_value_t = 20.0)]
+    compile_time_limit: f64,
     /// File to feed as standard input (default: empty).
     #[arg(long, value_name = "FILE")]
     stdin: Option<PathBuf>,
@@ -62,6 +71,29 @@ struct JsonOutcome {
     stdout_truncated: bool,
     stderr_truncated: bool,
     protections: Vec<&'static str>,
+    /// The compile of a compiled language (absent for Python and JavaScript).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    compile: Option<JsonCompile>,
+}
+
+/// How the compile went.
+#[derive(Debug, serde::Serialize)]
+struct JsonCompile {
+    status: CompileStatus,
+    exit_code: Option<i32>,
+    wall_ms: f64,
+    diagnostics: String,
+}
+
+impl JsonCompile {
+    fn from_report(report: &CompileReport) -> Self {
+        JsonCompile {
+            status: report.status,
+            exit_code: report.exit_code,
+            wall_ms: milliseconds(report.wall),
+            diagnostics: report.diagnostics.clone(),
+        }
+    }
 }
 
 fn milliseconds(duration: Duration) -> f64 {
@@ -86,6 +118,7 @@ impl JsonOutcome {
                 .iter()
                 .map(|protection| protection.as_str())
                 .collect(),
+            compile: None,
         }
     }
 
@@ -102,6 +135,7 @@ impl JsonOutcome {
             stdout_truncated: false,
             stderr_truncated: false,
             protections: Vec::new(),
+            compile: None,
         }
     }
 }
@@ -132,6 +166,8 @@ fn uid_from_environment(name: &str) -> anyhow::Result<Option<u32>> {
 pub(crate) fn sandbox_config(allow_degraded: bool) -> anyhow::Result<SandboxConfig> {
     let mut config = SandboxConfig {
         allow_degraded,
+        // The JDK's configuration and the precompiled-header cache (issue 24).
+        read_only_directories: rlvr_languages::sandbox_directories(),
         ..SandboxConfig::default()
     };
     if let Some(uid) = uid_from_environment("RLVR_SANDBOX_UID")? {
@@ -161,10 +197,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         fs_err::metadata(path)
             .map_err(|error| Failure::new(USAGE, format!("cannot read stdin: {error}")))?;
     }
+    if args.lang.language != Language::Python {
+        return run_other_language(&args, &source, time);
+    }
     let request = RunRequest {
-        program: match args.lang {
-            Language::Python => Program::Python { source },
-        },
+        program: Program::Python { source },
         stdin: args.stdin.clone().map_or(Stdin::Empty, Stdin::File),
         limits: Limits {
             wall: time,
@@ -218,6 +255,143 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         )?;
     }
     Ok(if outcome.verdict == Verdict::Ok {
+        Status::Success
+    } else {
+        Status::ProblemsFound
+    })
+}
+
+/// `rlvr run --lang L` for a language other than Python: compile in the sandbox, then one run
+/// through the exec supervisor. A program that does not compile is verdict `compile_error`
+/// (exit 1), with the compiler's diagnostics on stderr; a missing toolchain is exit 3.
+fn run_other_language(args: &Args, source: &str, time: Duration) -> anyhow::Result<Status> {
+    let compile_time =
+        rlvr_verify::time_limit_from_seconds("--compile-time-limit", args.compile_time_limit)
+            .map_err(|error| Failure::new(USAGE, error.to_string()))?;
+    let stdin = match &args.stdin {
+        Some(path) => fs_err::read(path)
+            .map_err(|error| Failure::new(USAGE, format!("cannot read stdin: {error}")))?,
+        None => Vec::new(),
+    };
+    let config = sandbox_config(args.allow_degraded)?;
+    let sandbox = match Sandbox::new(config) {
+        Ok(sandbox) => sandbox,
+        Err(error) => {
+            if args.json {
+                print_json(&JsonOutcome::sandbox_error(&error))?;
+            }
+            return Err(Failure::new(SANDBOX_UNAVAILABLE, error.to_string()).into());
+        }
+    };
+    let memory_bytes = args.memory_limit.saturating_mul(1 << 20);
+    let limits = OnceLimits {
+        wall: time,
+        memory_bytes,
+        output_bytes: args.output_limit,
+        compile: CompileLimits {
+            wall: compile_time,
+            memory_bytes: memory_bytes.max(2 << 30),
+            ..CompileLimits::default()
+        },
+    };
+    let once = match rlvr_languages::run_once(
+        &sandbox,
+        Compiler::shared(),
+        args.lang,
+        source,
+        &stdin,
+        limits,
+    ) {
+        Ok(once) => once,
+        Err(error) => {
+            let unavailable = matches!(error, OnceError::Prepare(PrepareError::Unavailable(_)));
+            if args.json {
+                let mut outcome = JsonOutcome::sandbox_error(&SandboxError::InvalidRequest {
+                    reason: error.to_string(),
+                });
+                if unavailable {
+                    outcome.verdict = "language_unavailable";
+                }
+                outcome.stderr = error.to_string();
+                print_json(&outcome)?;
+            }
+            return Err(Failure::new(SANDBOX_UNAVAILABLE, error.to_string()).into());
+        }
+    };
+    let compile = once.compile.as_deref().map(JsonCompile::from_report);
+    let protections: Vec<&'static str> = sandbox
+        .protections()
+        .iter()
+        .map(|protection| protection.as_str())
+        .collect();
+    let outcome = match &once.run {
+        Some(run) => {
+            let report = &run.report;
+            let signaled = report.ending != rlvr_languages::exec_protocol::ending::EXITED;
+            JsonOutcome {
+                verdict: run.verdict.as_str(),
+                exit_code: (!signaled).then(|| i32::try_from(report.exit_code).unwrap_or(-1)),
+                signal: (signaled && report.signal > 0)
+                    .then(|| i32::try_from(report.signal).unwrap_or(-1)),
+                wall_ms: report.wall_us as f64 / 1000.0,
+                cpu_ms: report.cpu_us as f64 / 1000.0,
+                peak_memory_kib: report.max_resident_kib,
+                stdout: String::from_utf8_lossy(&report.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&report.stderr).into_owned()
+                    + &String::from_utf8_lossy(&report.message),
+                stdout_truncated: report.stdout_truncated,
+                stderr_truncated: false,
+                protections,
+                compile,
+            }
+        }
+        None => JsonOutcome {
+            verdict: "compile_error",
+            exit_code: None,
+            signal: None,
+            wall_ms: 0.0,
+            cpu_ms: 0.0,
+            peak_memory_kib: 0,
+            stdout: String::new(),
+            stderr: once
+                .compile
+                .as_deref()
+                .map(|report| report.diagnostics.clone())
+                .unwrap_or_default(),
+            stdout_truncated: false,
+            stderr_truncated: false,
+            protections,
+            compile,
+        },
+    };
+    if args.json {
+        print_json(&outcome)?;
+    } else {
+        std::io::stdout()
+            .write_all(outcome.stdout.as_bytes())
+            .context("writing stdout")?;
+        std::io::stdout().flush().context("writing stdout")?;
+        let mut stderr = std::io::stderr().lock();
+        stderr.write_all(outcome.stderr.as_bytes())?;
+        let compile_note = outcome.compile.as_ref().map_or(String::new(), |compile| {
+            format!(", compiled in {:.1} ms", compile.wall_ms)
+        });
+        writeln!(
+            stderr,
+            "rlvr: {} ({} {}), wall {:.1} ms, cpu {:.1} ms, peak memory {} KiB{compile_note}",
+            outcome.verdict,
+            args.lang.language,
+            match (outcome.exit_code, outcome.signal) {
+                (Some(code), _) => format!("exit code {code}"),
+                (None, Some(signal)) => format!("signal {signal}"),
+                (None, None) => "no status".to_owned(),
+            },
+            outcome.wall_ms,
+            outcome.cpu_ms,
+            outcome.peak_memory_kib,
+        )?;
+    }
+    Ok(if outcome.verdict == "ok" {
         Status::Success
     } else {
         Status::ProblemsFound

@@ -64,6 +64,10 @@ pub(crate) struct Args {
     /// Run every test (no sampling, e.g. Klear's 16).
     #[arg(long)]
     all_tests: bool,
+    /// Languages the judge accepts in responses, comma-separated (python, cpp, c, java,
+    /// javascript, go, rust; default: all), for jobs that do not pin their own `languages`.
+    #[arg(long, value_delimiter = ',', value_parser = parse_language, value_name = "LIST")]
+    languages: Option<Vec<rlvr_verify::Language>>,
     /// Seed for test sampling.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -178,6 +182,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         all_tests: args.all_tests,
         time_limit: args.time_limit,
         memory_limit_bytes: args.memory_limit,
+        languages: rlvr_verify::LanguageRequest {
+            requested: None,
+            allowed: args.languages.clone(),
+        },
     };
     let profile = Arc::new(profile);
     let mut sequence = 0;
@@ -275,6 +283,12 @@ fn parse_time_limit(text: &str) -> Result<Duration, String> {
 }
 
 /// `--max-tests`: at least 1 (0 would score every job 0 without running anything).
+fn parse_language(name: &str) -> Result<rlvr_verify::Language, String> {
+    rlvr_verify::Language::from_name(name)
+        .map(|choice| choice.language)
+        .ok_or_else(|| format!("{name:?} is not a language rlvr runs"))
+}
+
 fn parse_max_tests(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(0) => Err("--max-tests must be at least 1, found 0".to_owned()),
@@ -346,6 +360,24 @@ fn prepare(
     } else {
         parsed.id.to_string().into_bytes()
     };
+    // The job's own keys win; `--languages` is the default for the allowed ones.
+    let allowed = parsed.languages.allowed.or(options.languages.allowed);
+    options.languages = rlvr_verify::LanguageRequest {
+        requested: parsed.languages.requested,
+        allowed,
+    };
+    if let (Some(requested), Some(allowed)) =
+        (options.languages.requested, &options.languages.allowed)
+        && !allowed.contains(&requested.language)
+    {
+        return Err((
+            parsed.id,
+            format!(
+                "`language` {} is not among the allowed languages",
+                requested.language
+            ),
+        ));
+    }
     let job = Job {
         profile: Arc::clone(profile),
         response: parsed.response,

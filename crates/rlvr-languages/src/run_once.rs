@@ -1,0 +1,148 @@
+//! One program, once: compile (through the cache), start a supervisor, run one test, stop.
+//! What `rlvr run --lang L` and `rlvr serve`'s `/run_code` do for every language but Python.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rlvr_sandbox::{Limits, Sandbox, Verdict};
+
+use crate::exec_protocol::{RunReport, RunSpec, ending};
+use crate::program::{
+    ProgramLimits, address_space_limit, data_limit, program_spec, reports_out_of_memory,
+};
+use crate::{CompileLimits, CompileReport, Compiler, LanguageChoice, PrepareError, Supervisor};
+
+/// Limits of one program run once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OnceLimits {
+    /// Wall-clock (and CPU) limit of the run.
+    pub wall: Duration,
+    /// Memory of the run.
+    pub memory_bytes: u64,
+    /// Cap of standard output.
+    pub output_bytes: u64,
+    /// Limits of the compile.
+    pub compile: CompileLimits,
+}
+
+/// How the run went, in the terms of [`rlvr_sandbox::Verdict`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OnceRun {
+    /// The verdict (as `rlvr run` reports a Python program's).
+    pub verdict: Verdict,
+    /// What the supervisor reported.
+    pub report: RunReport,
+}
+
+/// What running a program once gave.
+#[derive(Debug, Clone)]
+pub struct Once {
+    /// The compile, for a compiled language.
+    pub compile: Option<Arc<CompileReport>>,
+    /// The run; `None` when the program did not compile.
+    pub run: Option<OnceRun>,
+}
+
+/// Why a run failed for reasons of its own, not the program's.
+#[derive(Debug, thiserror::Error)]
+pub enum OnceError {
+    /// The toolchain is missing, or the sandbox failed compiling.
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+    /// The supervisor could not start or stopped.
+    #[error(transparent)]
+    Supervisor(#[from] crate::SupervisorError),
+}
+
+/// Compiles and runs `source` once with `stdin`.
+pub fn run_once(
+    sandbox: &Sandbox,
+    compiler: &Compiler,
+    choice: LanguageChoice,
+    source: &str,
+    stdin: &[u8],
+    limits: OnceLimits,
+) -> Result<Once, OnceError> {
+    let compiled = compiler.compile(sandbox, choice, source, limits.compile)?;
+    let compile = compiled.map(|cached| cached.report);
+    if compile.as_ref().is_some_and(|report| !report.succeeded()) {
+        return Ok(Once { compile, run: None });
+    }
+    let toolchain = compiler
+        .toolchains()
+        .get(choice.language)
+        .map_err(|unavailable| PrepareError::Unavailable(unavailable.clone()))?;
+    let artifact = compile.as_ref().and_then(|report| report.artifact.clone());
+    let harness = if choice.language == crate::Language::Java {
+        compiler.java_harness(sandbox)?
+    } else {
+        None
+    };
+    let program = program_spec(
+        choice.language,
+        toolchain,
+        artifact.as_deref(),
+        source,
+        ProgramLimits {
+            memory_bytes: limits.memory_bytes,
+        },
+        harness.as_deref(),
+    )
+    .ok_or_else(|| {
+        crate::SupervisorError::Load(format!("no way to run a {} program", choice.language))
+    })?;
+    let mut supervisor = Supervisor::start(
+        sandbox,
+        Limits {
+            wall: limits.wall + Duration::from_secs(10),
+            cpu: Duration::from_secs(24 * 3600),
+            memory_bytes: crate::program::sandbox_memory_bytes(
+                choice.language,
+                limits.memory_bytes,
+            ),
+            pids: 256,
+            ..Limits::default()
+        },
+    )?;
+    supervisor.load(&program)?;
+    let kills_before = supervisor.process().usage().out_of_memory_kills;
+    let report = supervisor.run(&RunSpec {
+        stdin: stdin.to_vec(),
+        wall_ms: u64::try_from(limits.wall.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1),
+        cpu_seconds: limits.wall.as_secs() + 1,
+        output_bytes: limits.output_bytes,
+        address_space_bytes: address_space_limit(choice.language, limits.memory_bytes),
+        data_bytes: data_limit(choice.language, limits.memory_bytes),
+        empty_work_directory: false,
+    })?;
+    let out_of_memory = supervisor.process().usage().out_of_memory_kills > kills_before;
+    supervisor.finish();
+    let verdict = classify(choice, &report, out_of_memory);
+    Ok(Once {
+        compile,
+        run: Some(OnceRun { verdict, report }),
+    })
+}
+
+/// The verdict of a report, ordered as the sandbox orders Python's: output limit, timeout,
+/// memory, exit status.
+pub fn classify(choice: LanguageChoice, report: &RunReport, out_of_memory: bool) -> Verdict {
+    let failed = report.ending != ending::EXITED || report.exit_code != 0;
+    if report.stdout_truncated {
+        Verdict::OutputLimit
+    } else if report.ending == ending::TIMED_OUT {
+        Verdict::Timeout
+    } else if failed
+        && (out_of_memory
+            || reports_out_of_memory(choice.language, &report.stdout, &report.stderr)
+            || String::from_utf8_lossy(&report.message).contains("Cannot allocate memory"))
+    {
+        Verdict::MemoryLimit
+    } else if failed {
+        Verdict::RuntimeError
+    } else {
+        Verdict::Ok
+    }
+}

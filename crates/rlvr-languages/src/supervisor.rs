@@ -1,0 +1,170 @@
+//! The client of the exec supervisor (`supervisor/main.rs`): starts it in the sandbox as a
+//! supervisor, loads a job's program once and runs one test per request. Every read has a
+//! deadline, so a supervisor that stops answering costs its caller a bounded wait and an error,
+//! never a hung worker.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use rlvr_sandbox::{Limits, Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec};
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::fs::{MemfdFlags, SealFlags};
+
+use crate::exec_protocol::{Decoder, Encoder, ProgramSpec, RunReport, RunSpec, operation};
+
+/// How long past a test's own wall-clock limit the supervisor may take to answer (forking,
+/// reading the output, emptying the work directory).
+const ANSWER_GRACE: Duration = Duration::from_secs(10);
+/// How long a load may take (copying the image into a sealed memory file).
+const LOAD_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Why talking to the supervisor failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SupervisorError {
+    /// The sandbox could not start it.
+    #[error("the sandbox cannot start the exec supervisor: {0}")]
+    Start(#[from] rlvr_sandbox::SandboxError),
+    /// It refused the program.
+    #[error("the exec supervisor refused the program: {0}")]
+    Load(String),
+    /// It did not answer in time.
+    #[error("the exec supervisor did not answer in time")]
+    Deadline,
+    /// The connection failed (it died).
+    #[error("the exec supervisor stopped: {0}")]
+    Connection(#[from] std::io::Error),
+}
+
+/// A running exec supervisor and its pipes. Dropping it kills the sandbox.
+#[derive(Debug)]
+pub struct Supervisor {
+    process: SandboxedProcess,
+    requests: File,
+    replies: File,
+}
+
+fn sealed_image(image: &[u8]) -> std::io::Result<OwnedFd> {
+    let fd = rustix::fs::memfd_create(
+        "rlvr-exec-supervisor",
+        MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
+    )?;
+    let mut file = File::from(fd);
+    file.write_all(image)?;
+    rustix::fs::fcntl_add_seals(
+        &file,
+        SealFlags::SEAL | SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE,
+    )?;
+    Ok(OwnedFd::from(file))
+}
+
+impl Supervisor {
+    /// Starts a supervisor in `sandbox` whose sandbox has `limits` (memory and processes of the
+    /// supervisor and every test together; `wall` is ignored: the caller's deadlines apply).
+    pub fn start(sandbox: &Sandbox, limits: Limits) -> Result<Self, SupervisorError> {
+        let image = sealed_image(crate::SUPERVISOR_IMAGE)?;
+        let mut request = SpawnRequest::new(Program::Command {
+            argv: vec!["/proc/self/fd/3".to_owned()],
+        });
+        request.limits = limits;
+        request.stderr = StdioSpec::Null;
+        request.extra_descriptors = vec![image];
+        request.supervisor = true;
+        let mut process = sandbox.spawn(request)?;
+        let (Some(requests), Some(replies)) = (process.stdin.take(), process.stdout.take()) else {
+            return Err(SupervisorError::Connection(std::io::Error::other(
+                "the sandbox gave the supervisor no pipes",
+            )));
+        };
+        Ok(Self {
+            process,
+            requests,
+            replies,
+        })
+    }
+
+    /// The sandboxed process (its resource usage, out-of-memory kills).
+    pub fn process(&self) -> &SandboxedProcess {
+        &self.process
+    }
+
+    fn exchange(
+        &mut self,
+        request: &Encoder,
+        deadline: Instant,
+    ) -> Result<Decoder, SupervisorError> {
+        request.send(&mut self.requests)?;
+        let mut reader = DeadlineReader {
+            file: &mut self.replies,
+            deadline,
+        };
+        match Decoder::receive(&mut reader) {
+            Ok(Some(reply)) => Ok(reply),
+            Ok(None) => Err(SupervisorError::Connection(std::io::Error::other(
+                "the supervisor closed its end",
+            ))),
+            Err(error) if error.kind() == std::io::ErrorKind::TimedOut => {
+                Err(SupervisorError::Deadline)
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Loads the program every later test runs.
+    pub fn load(&mut self, program: &ProgramSpec) -> Result<(), SupervisorError> {
+        let mut reply = self.exchange(&program.encode(), Instant::now() + LOAD_DEADLINE)?;
+        let status = reply.byte()?;
+        let message = String::from_utf8_lossy(&reply.bytes()?).into_owned();
+        if status != 0 {
+            return Err(SupervisorError::Load(message));
+        }
+        Ok(())
+    }
+
+    /// Runs one test.
+    pub fn run(&mut self, test: &RunSpec) -> Result<RunReport, SupervisorError> {
+        let deadline = Instant::now() + Duration::from_millis(test.wall_ms) + ANSWER_GRACE;
+        let mut reply = self.exchange(&test.encode(), deadline)?;
+        Ok(RunReport::decode(&mut reply)?)
+    }
+
+    /// Asks the supervisor to exit, then kills and reaps the sandbox.
+    pub fn finish(mut self) {
+        if Encoder::new(operation::EXIT)
+            .send(&mut self.requests)
+            .is_ok()
+        {
+            let _ = self
+                .process
+                .wait_until(Instant::now() + Duration::from_millis(500));
+        }
+    }
+}
+
+/// Reads from a pipe, failing with `TimedOut` once `deadline` has passed.
+struct DeadlineReader<'a> {
+    file: &'a mut File,
+    deadline: Instant,
+}
+
+impl Read for DeadlineReader<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(std::io::ErrorKind::TimedOut.into());
+            }
+            let timeout = Timespec {
+                tv_sec: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
+                tv_nsec: i64::from(left.subsec_nanos()),
+            };
+            let mut fds = [PollFd::from_borrowed_fd(self.file.as_fd(), PollFlags::IN)];
+            match rustix::event::poll(&mut fds, Some(&timeout)) {
+                Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+                Ok(_) => return self.file.read(buffer),
+                Err(errno) => return Err(errno.into()),
+            }
+        }
+    }
+}
