@@ -13,7 +13,26 @@ fn main() {
         .join("rlvr-exec-supervisor");
     let compiler = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let target = std::env::var("TARGET").expect("cargo sets TARGET");
-    let status = Command::new(compiler)
+    let mut command = Command::new(compiler);
+    // The supervisor is linked statically against glibc. A native build uses the system's `cc`
+    // (rustc's default); a cross build (the aarch64 wheel) needs a linker with the target's
+    // static glibc: `RLVR_SUPERVISOR_LINKER`, or Debian's cross compiler name
+    // (`gcc-aarch64-linux-gnu` with `libc6-dev-arm64-cross`). The wheel's own linker (maturin's
+    // zig) cannot link glibc statically.
+    println!("cargo::rerun-if-env-changed=RLVR_SUPERVISOR_LINKER");
+    let host = std::env::var("HOST").expect("cargo sets HOST");
+    let linker = std::env::var_os("RLVR_SUPERVISOR_LINKER").or_else(|| {
+        (target != host).then(|| {
+            let architecture = target.split('-').next().unwrap_or_default();
+            format!("{architecture}-linux-gnu-gcc").into()
+        })
+    });
+    if let Some(linker) = linker {
+        let mut argument = std::ffi::OsString::from("linker=");
+        argument.push(linker);
+        command.arg("-C").arg(argument);
+    }
+    let status = command
         .args([
             "--edition",
             "2024",

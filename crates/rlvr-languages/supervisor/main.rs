@@ -19,7 +19,7 @@
 #[allow(dead_code)]
 mod exec_protocol;
 
-use std::ffi::CString;
+use std::ffi::{CString, c_char};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -40,6 +40,7 @@ const NOT_STARTED_STATUS: i32 = 127;
 
 /// Raw system calls and libc functions, each used as documented in its man page.
 mod sys {
+    use std::ffi::c_char;
     use std::io;
     use std::os::fd::RawFd;
 
@@ -66,8 +67,14 @@ mod sys {
     pub const ALL_SEALS: i32 = 0x1 | 0x2 | 0x4 | 0x8;
     pub const O_CLOEXEC: i32 = 0o2_000_000;
     pub const POLLIN: i16 = 1;
+    #[cfg(target_arch = "x86_64")]
     const SYS_CAPSET: i64 = 126;
+    #[cfg(target_arch = "aarch64")]
+    const SYS_CAPSET: i64 = 91;
+    #[cfg(target_arch = "x86_64")]
     const SYS_EXECVEAT: i64 = 322;
+    #[cfg(target_arch = "aarch64")]
+    const SYS_EXECVEAT: i64 = 281;
     const SYS_PIDFD_OPEN: i64 = 434;
     const SYS_CLOSE_RANGE: i64 = 436;
     const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
@@ -127,12 +134,12 @@ mod sys {
         fn setresgid(real: u32, effective: u32, saved: u32) -> i32;
         fn setrlimit(resource: i32, limit: *const Rlimit) -> i32;
         fn fork() -> i32;
-        fn execve(path: *const i8, arguments: *const *const i8, environment: *const *const i8)
+        fn execve(path: *const c_char, arguments: *const *const c_char, environment: *const *const c_char)
         -> i32;
         fn dup2(old: i32, new: i32) -> i32;
         fn fcntl(fd: i32, command: i32, ...) -> i32;
         fn pipe2(fds: *mut i32, flags: i32) -> i32;
-        fn memfd_create(name: *const i8, flags: u32) -> i32;
+        fn memfd_create(name: *const c_char, flags: u32) -> i32;
         fn poll(fds: *mut PollDescriptor, count: u64, timeout: i32) -> i32;
         fn wait4(pid: i32, status: *mut i32, options: i32, usage: *mut Rusage) -> i32;
         fn kill(pid: i32, signal: i32) -> i32;
@@ -141,8 +148,8 @@ mod sys {
         fn getpid() -> i32;
         fn write(fd: i32, buffer: *const u8, count: usize) -> isize;
         fn _exit(status: i32) -> !;
-        fn listxattr(path: *const i8, list: *mut u8, size: usize) -> isize;
-        fn removexattr(path: *const i8, name: *const i8) -> i32;
+        fn listxattr(path: *const c_char, list: *mut u8, size: usize) -> isize;
+        fn removexattr(path: *const c_char, name: *const c_char) -> i32;
         fn __errno_location() -> *mut i32;
     }
 
@@ -389,7 +396,7 @@ mod sys {
 
         /// Execs the sealed image in `image` (its descriptor is close-on-exec: after the
         /// exec the program holds nothing but 0, 1, 2 and its files).
-        pub fn execute_image(image: RawFd, arguments: &[*const i8], environment: &[*const i8]) {
+        pub fn execute_image(image: RawFd, arguments: &[*const c_char], environment: &[*const c_char]) {
             // SAFETY: NUL-terminated argument and environment vectors built before the fork.
             unsafe {
                 syscall(
@@ -403,7 +410,7 @@ mod sys {
             }
         }
 
-        pub fn execute_path(path: *const i8, arguments: &[*const i8], environment: &[*const i8]) {
+        pub fn execute_path(path: *const c_char, arguments: &[*const c_char], environment: &[*const c_char]) {
             // SAFETY: as above.
             unsafe {
                 execve(path, arguments.as_ptr(), environment.as_ptr());
@@ -554,7 +561,7 @@ const STEPS: [&str; 9] = [
 fn become_program(
     isolation: &Isolation,
     program: &Program,
-    pointers: (&[*const i8], &[*const i8]),
+    pointers: (&[*const c_char], &[*const c_char]),
     streams: [RawFd; 3],
     extra: &[RawFd],
     report: RawFd,
@@ -672,13 +679,13 @@ fn spawn_isolated(
 ) -> io::Result<Spawned> {
     let (report_read, report_write) = sys::pipe()?;
     let (report_read, report_write) = (owned(report_read)?, owned(report_write)?);
-    let arguments: Vec<*const i8> = program
+    let arguments: Vec<*const c_char> = program
         .arguments
         .iter()
         .map(|argument| argument.as_ptr())
         .chain([std::ptr::null()])
         .collect();
-    let environment: Vec<*const i8> = program
+    let environment: Vec<*const c_char> = program
         .environment
         .iter()
         .map(|variable| variable.as_ptr())

@@ -30,6 +30,19 @@ use seccompiler::{
 use crate::error::SandboxError;
 use crate::sys::BpfInstruction;
 
+/// The architecture the filters are compiled for: the one rlvr is built for.
+#[cfg(target_arch = "x86_64")]
+const TARGET_ARCH: TargetArch = TargetArch::x86_64;
+#[cfg(target_arch = "aarch64")]
+const TARGET_ARCH: TargetArch = TargetArch::aarch64;
+
+/// `seccomp_data.arch` of the native ABI (`AUDIT_ARCH_X86_64`, `AUDIT_ARCH_AARCH64`): any other
+/// value (i386 via `int 0x80`, 32-bit ARM compat) is a foreign ABI and kills the process.
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH_NATIVE: u32 = 0xC000_003E;
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH_NATIVE: u32 = 0xC000_00B7;
+
 /// Calls that kill the process, for programs and supervisors alike.
 pub(crate) const KILLED: &[i64] = &[
     libc::SYS_ptrace,
@@ -64,7 +77,9 @@ pub(crate) const KILLED: &[i64] = &[
     libc::SYS_swapon,
     libc::SYS_swapoff,
     libc::SYS_acct,
+    #[cfg(target_arch = "x86_64")]
     libc::SYS_iopl,
+    #[cfg(target_arch = "x86_64")]
     libc::SYS_ioperm,
 ];
 
@@ -131,7 +146,7 @@ fn part(
     rules: BTreeMap<i64, Vec<SeccompRule>>,
     action: SeccompAction,
 ) -> Result<BpfProgram, SandboxError> {
-    let filter = SeccompFilter::new(rules, SeccompAction::Allow, action, TargetArch::x86_64)
+    let filter = SeccompFilter::new(rules, SeccompAction::Allow, action, TARGET_ARCH)
         .map_err(compile_error)?;
     BpfProgram::try_from(filter).map_err(compile_error)
 }
@@ -213,7 +228,6 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> BpfInstruction {
 /// returns ALLOW only when its own rules do not match, so they are chained by rewriting those
 /// ALLOW returns into jumps.
 pub(crate) fn build(role: Role) -> Result<Vec<BpfInstruction>, SandboxError> {
-    const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
     const X32_SYSCALL_BIT: u32 = 0x4000_0000;
     const LOAD_WORD_ABSOLUTE: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
     const JUMP_EQUAL: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
@@ -221,7 +235,7 @@ pub(crate) fn build(role: Role) -> Result<Vec<BpfInstruction>, SandboxError> {
     const RETURN: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
     let mut program = vec![
         statement(LOAD_WORD_ABSOLUTE, 4), // seccomp_data.arch
-        jump(JUMP_EQUAL, AUDIT_ARCH_X86_64, 1, 0),
+        jump(JUMP_EQUAL, AUDIT_ARCH_NATIVE, 1, 0),
         statement(RETURN, libc::SECCOMP_RET_KILL_PROCESS),
         statement(LOAD_WORD_ABSOLUTE, 0), // seccomp_data.nr
         jump(JUMP_GREATER_EQUAL, X32_SYSCALL_BIT, 0, 1),

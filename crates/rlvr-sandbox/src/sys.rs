@@ -142,20 +142,34 @@ pub(crate) fn unmount_detach(target: &CStr) -> Result<(), Errno> {
     .map(drop)
 }
 
-/// `mkdir(2)`.
+/// `mkdir(2)`, as `mkdirat(AT_FDCWD, ...)` (aarch64 has only the `*at` form).
 pub(crate) fn make_directory(path: &CStr, mode: u32) -> Result<(), Errno> {
     call(
-        libc::SYS_mkdir,
-        [pointer(path.as_ptr()), mode as usize, 0, 0, 0, 0],
+        libc::SYS_mkdirat,
+        [
+            libc::AT_FDCWD as usize,
+            pointer(path.as_ptr()),
+            mode as usize,
+            0,
+            0,
+            0,
+        ],
     )
     .map(drop)
 }
 
-/// `symlink(2)`.
+/// `symlink(2)`, as `symlinkat(target, AT_FDCWD, link)` (aarch64 has only the `*at` form).
 pub(crate) fn symbolic_link(target: &CStr, link: &CStr) -> Result<(), Errno> {
     call(
-        libc::SYS_symlink,
-        [pointer(target.as_ptr()), pointer(link.as_ptr()), 0, 0, 0, 0],
+        libc::SYS_symlinkat,
+        [
+            pointer(target.as_ptr()),
+            libc::AT_FDCWD as usize,
+            pointer(link.as_ptr()),
+            0,
+            0,
+            0,
+        ],
     )
     .map(drop)
 }
