@@ -1,11 +1,16 @@
-"""Scores JSON Lines cases with the REAL upstream reward code (vendored beside this file, and verl
-0.9.1 prime_code from the installed wheel), in parallel, and prints one result per case in
-input order: {"id", "score"} or {"id", "raised": "Type: message"} when upstream raises.
+"""Scores JSON Lines cases with the REAL upstream reward code, in parallel, and prints one result
+per case in input order: {"id", "score"} or {"id", "raised": "Type: message"} when upstream raises.
 
-Usage: run_upstream.py REFERENCE CASES.jsonl [--workers N] [--as-shipped]
+Usage: score_upstream.py REFERENCE CASES.jsonl [--workers N] [--as-shipped] [--upstream-root DIR]
   REFERENCE: klear | code-r1 | rllm | prime
+  --upstream-root DIR (or RLVR_UPSTREAM_ROOT): where Klear-Reasoner's, Code-R1's and rllm's reward
+  files are, checked out at the commits docs/profiles.md lists ("Differential test against the
+  upstream code"), laid out as DIR/klear/klear_reward/..., DIR/code_r1/coder1/...,
+  DIR/rllm/rllm/... with empty __init__.py package markers and the shims of upstream-shims/
+  beside this file. The repository carries none of that code. prime needs no root: verl's
+  prime_code comes from the installed wheel (`pip install --no-deps verl numpy`).
   --as-shipped: Klear's command line exactly as shipped (every test then fails: no firejail
-  accepts --kill-at-exit); without it the two documented substitutions of klear/NOTICE apply.
+  accepts --kill-at-exit); without it the two substitutions docs/profiles.md names apply.
 
 Every worker gets /dev/null as stdin (Klear and Code-R1 let an empty test input inherit it, so
 it is empty, as rlvr's) and as stdout (the references print logs). The firejail references run
@@ -19,7 +24,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+UPSTREAM_ROOT = os.environ.get("RLVR_UPSTREAM_ROOT", "")
 KLEAR_SHIPPED_PYTHON = "/share/miniconda3/envs/verl_v0_szp/bin/python"
 AS_SHIPPED = False
 
@@ -40,9 +45,16 @@ def klear_command(command):
     return [python if part == KLEAR_SHIPPED_PYTHON else part for part in command if part != "--kill-at-exit"]
 
 
+def upstream_root():
+    if not UPSTREAM_ROOT or not os.path.isdir(UPSTREAM_ROOT):
+        sys.exit("score_upstream.py: --upstream-root DIR (or RLVR_UPSTREAM_ROOT) must name the upstream "
+                 f"reward checkouts, not {UPSTREAM_ROOT!r} (see the docstring)")
+    return UPSTREAM_ROOT
+
+
 def load(reference):
     if reference == "klear":
-        sys.path.insert(0, os.path.join(HERE, "klear"))
+        sys.path.insert(0, os.path.join(upstream_root(), "klear"))
         import subprocess
         import types
 
@@ -56,12 +68,12 @@ def load(reference):
             run=run, PIPE=subprocess.PIPE, TimeoutExpired=subprocess.TimeoutExpired)
         return lambda case: code_r1_compute.compute_score(case["response"], case["ground_truth"], is_longcot=True)
     if reference == "code-r1":
-        sys.path.insert(0, os.path.join(HERE, "code_r1"))
+        sys.path.insert(0, os.path.join(upstream_root(), "code_r1"))
         import coder1
 
         return lambda case: coder1.compute_score(case["response"], json.dumps(case["ground_truth"]), extra_info={"prompt": ""})
     if reference == "rllm":
-        sys.path.insert(0, os.path.join(HERE, "rllm"))
+        sys.path.insert(0, os.path.join(upstream_root(), "rllm"))
         from rllm.rewards.code_reward import rllm_reward_fn_code
 
         def score(case):
@@ -90,9 +102,10 @@ def load(reference):
 SCORER = None
 
 
-def initialise(reference, as_shipped):
-    global SCORER, AS_SHIPPED
+def initialise(reference, as_shipped, root):
+    global SCORER, AS_SHIPPED, UPSTREAM_ROOT
     AS_SHIPPED = as_shipped
+    UPSTREAM_ROOT = root
     silence_worker()
     SCORER = load(reference)
 
@@ -115,10 +128,11 @@ def main():
     reference, cases_path = arguments[0], arguments[1]
     workers = int(arguments[arguments.index("--workers") + 1]) if "--workers" in arguments else 4
     as_shipped = "--as-shipped" in arguments
+    root = arguments[arguments.index("--upstream-root") + 1] if "--upstream-root" in arguments else UPSTREAM_ROOT
     with open(cases_path) as handle:
         cases = [json.loads(line) for line in handle if line.strip()]
     output = sys.stdout
-    with ProcessPoolExecutor(max_workers=workers, initializer=initialise, initargs=(reference, as_shipped)) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=initialise, initargs=(reference, as_shipped, root)) as pool:
         for result in pool.map(score_case, cases):
             output.write(json.dumps(result) + "\n")
             output.flush()

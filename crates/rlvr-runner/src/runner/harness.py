@@ -1,7 +1,7 @@
 # The in-process harnesses of the references (verl prime_code; rllm's copy of LiveCodeBench's
 # grader) and the batch child that runs many tests of one job in ONE process, as both
 # references do. Every rule below was written from the references' behaviour and is checked
-# against their real code by the differential tests (tests/upstream/).
+# against their real code's measured outcomes by the differential tests (tests/reference/).
 
 # verl prime_code's header: star imports, plain imports, its recursion limit.
 PRIME_MODULES = ("string re datetime collections heapq bisect copy math random statistics itertools "

@@ -1,4 +1,4 @@
-# Reconstructed (see ../NOTICE): the two constants coder1/__init__.py and firejail_exec.py
+# Reconstructed (see tests/reference/score_upstream.py): the two constants coder1/__init__.py and firejail_exec.py
 # import from ganler/code-r1's coder1/utils.py, with the values reference-rewards.md §2 records
 # for ganler/code-r1@443f8da8 (30 s). That file also holds a `requests`-based helper for remote
 # executors, unused on the firejail path and left out.

@@ -1,4 +1,4 @@
-"""Shim (ours, see tests/upstream/rllm/NOTICE): the three names code_reward.py imports from
+"""Shim (ours, see tests/reference/score_upstream.py): the three names code_reward.py imports from
 rllm's reward_types, with the values the scores depend on (rllm's `RewardConfig` defaults:
 correct 1.0, incorrect 0.0, format error 0.0, no Together code interpreter). The current
 upstream file was not in the index we read from."""
