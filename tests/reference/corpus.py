@@ -1,7 +1,7 @@
 """The differential corpus: right, wrong and tricky programs for every reference reward.
 
 Each case is a JSON line {"id", "response", "ground_truth"} scored by both the upstream reward
-(run_upstream.py) and `rlvr verify --profile P`. The programs exercise what the references
+(score_upstream.py, or its recorded outcomes) and `rlvr verify --profile P`. The programs exercise what the references
 differ on: how a program ends (exit(), sys.exit(1), excepthook, atexit, os._exit with buffered
 output), how it reads stdin (open(0), from sys import *, sys.stdin.buffer, os.read), where it
 writes (os.write(1, ...), stderr), main guards, list outputs, float formats, whitespace, the
