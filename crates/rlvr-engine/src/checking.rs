@@ -63,8 +63,10 @@ impl CheckerLimits {
     pub fn for_test(test_time: Duration, test_memory_bytes: u64) -> Self {
         Self {
             time: (test_time * 2).max(MINIMUM_CHECKER_TIME),
-            memory_bytes: test_memory_bytes
-                .clamp(MINIMUM_CHECKER_MEMORY, rlvr_verify::MAX_MEMORY_MEGABYTES << 20),
+            memory_bytes: test_memory_bytes.clamp(
+                MINIMUM_CHECKER_MEMORY,
+                rlvr_verify::MAX_MEMORY_MEGABYTES << 20,
+            ),
         }
     }
 
@@ -173,9 +175,7 @@ impl CheckerJudge {
         limits: CheckerLimits,
     ) -> CheckerOutcome {
         match checker {
-            Checker::BuiltIn(rule) => {
-                score_of(f64::from(u8::from(rule.accepts(output, expected))))
-            }
+            Checker::BuiltIn(rule) => score_of(f64::from(u8::from(rule.accepts(output, expected)))),
             Checker::Python(source) => {
                 self.judge_python(sandbox, source, input, output, expected, limits)
             }
@@ -596,10 +596,15 @@ fn compile_cpp_checker(
         None,
     )
     .ok_or_else(|| "the C++ checker compiled to nothing runnable".to_owned())?;
-    program.arguments = ["checker", "/proc/self/fd/3", "/proc/self/fd/4", "/proc/self/fd/5"]
-        .iter()
-        .map(|argument| argument.as_bytes().to_vec())
-        .collect();
+    program.arguments = [
+        "checker",
+        "/proc/self/fd/3",
+        "/proc/self/fd/4",
+        "/proc/self/fd/5",
+    ]
+    .iter()
+    .map(|argument| argument.as_bytes().to_vec())
+    .collect();
     Ok(program)
 }
 

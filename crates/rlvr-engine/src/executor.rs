@@ -520,8 +520,13 @@ impl<'e> JobExecution<'e> {
                 },
             };
             let checking = (self.sandbox, &mut *self.checkers);
-            match session.run_batch(self.plan, self.profile, stage, (deadline, cancelled), checking)
-            {
+            match session.run_batch(
+                self.plan,
+                self.profile,
+                stage,
+                (deadline, cancelled),
+                checking,
+            ) {
                 Ok(runs) => {
                     let compile_error = session.compile_error.clone();
                     if let Some(compile_error) = compile_error {

@@ -267,11 +267,7 @@ mod tests {
                 " \n",
                 "x x x",
             ] {
-                assert_eq!(
-                    probe_checker(rule, expected),
-                    [],
-                    "{rule} on {expected:?}"
-                );
+                assert_eq!(probe_checker(rule, expected), [], "{rule} on {expected:?}");
             }
         }
     }

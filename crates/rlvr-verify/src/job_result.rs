@@ -4,11 +4,11 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use crate::checker::Checker;
 use crate::plan::{ExecutionPlan, StageCondition};
 use crate::profile::ProfileName;
 use crate::scoring::{KLEAR_NO_CODE, Scoring};
 use crate::tampering::{TamperCounts, Tampering};
-use crate::checker::Checker;
 use crate::verdict::{CheckerOutcome, CheckerScore, ExecutionResult, Verdict};
 
 /// How a job ended.

@@ -23,8 +23,7 @@ use rlvr_engine::{CheckerJudge, CheckerLimits};
 use rlvr_sandbox::Sandbox;
 use rlvr_verify::checker_assurance::{Probe, expected_is_blank, probe_checker, probe_with};
 use rlvr_verify::{
-    CheckerOutcome, Profile, ProfileName, TestSuite, TestSuiteError, Tests,
-    parse_python_json,
+    CheckerOutcome, Profile, ProfileName, TestSuite, TestSuiteError, Tests, parse_python_json,
 };
 use serde_json::Value;
 
@@ -237,7 +236,10 @@ fn check_line(
     if findings.is_empty() {
         return Ok(());
     }
-    if findings.iter().any(|finding| finding.checker_error.is_some()) {
+    if findings
+        .iter()
+        .any(|finding| finding.checker_error.is_some())
+    {
         report.checker_errors += 1;
     }
     let judged = |finding: &&Finding| finding.checker_error.is_none();
