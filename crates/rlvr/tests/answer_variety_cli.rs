@@ -487,7 +487,9 @@ fn issue_25_check_checker_probes_every_checker() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("0 accept garbage, 0 reject their expected output, 0 unusable"),
+        stdout.contains(
+            "0 accept garbage, 0 reject their expected output, 0 fail (checker_error), 0 unusable"
+        ),
         "{stdout}"
     );
 
