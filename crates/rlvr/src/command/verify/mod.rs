@@ -4,7 +4,7 @@
 //! `--out FILE` is written to a temporary beside it and moved into place at the end (never
 //! over the jobs or dataset file); on Ctrl-C or SIGTERM the results finished by then are moved
 //! into place (exit 130), on a write error nothing is (exit 6). Exit 1 when some job was
-//! `invalid_job` or `sandbox_error`.
+//! unscored: `invalid_job`, `sandbox_error`, `language_unavailable` or `checker_error`.
 //!
 //! A job scored against a `--dataset` row carries `"answer_may_vary"` (issue 25): `true`, with
 //! the phrases, when the row's statement accepts more than one answer, so a trainer can mask
