@@ -30,5 +30,6 @@ def numbers(result: Dict[str, Any]) -> Dict[str, float]:
         "total": float(result.get("total", 0)),
         "all_passed": float(bool(result.get("all_passed"))),
         "sandbox_error": float(result.get("status") == "sandbox_error"),
+        "checker_error": float(result.get("status") == "checker_error"),
         "unscored": float(score is None),
     }

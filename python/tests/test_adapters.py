@@ -165,3 +165,36 @@ def test_issue25_a_ground_truth_checker_passes_through_every_adapter():
     assert code_reward(prompts=["p"], completions=[reversed_lines], label=[unknown]) == [None], "invalid_job: no score"
     rewards = reward_func([reversed_lines] * 2, [""] * 2, [json.dumps(any_order), json.dumps(exact)])["rewards"]
     assert list(map(float, rewards)) == [1.0, 0.0]
+
+
+def test_issue25_sandboxed_checkers_pass_through_every_adapter():
+    """A Python `checker` and a C++ `checker_cpp` (testlib convention, written here) judge an
+    honest answer that differs from the reference: 1.0 through verl, TRL and OpenRLHF; a checker
+    that fails is unscored (`None` for TRL, `unscored` and `checker_error` flags), never 1."""
+    from rlvr.openrlhf import reward_func
+    from rlvr.trl import code_reward
+    from rlvr.verl import compute_score
+
+    honest = "<think>\nplan\n</think>\n```python\nn = int(input())\nprint(n - 1, 1)\n```"
+    python_checker = "def check(input, output, expected):\n    a, b = map(int, output.split())\n    return a + b == int(input)\n"
+    cpp_checker = (
+        "#include <cstdio>\nint main(int argc, char** argv) {\n"
+        "  FILE* in = std::fopen(argv[1], \"r\"); FILE* out = std::fopen(argv[2], \"r\");\n"
+        "  long long n, a, b; if (std::fscanf(in, \"%lld\", &n) != 1) return 3;\n"
+        "  if (std::fscanf(out, \"%lld %lld\", &a, &b) != 2) return 1;\n"
+        "  return a + b == n ? 0 : 1;\n}\n"
+    )
+    exact = {"inputs": ["5\n"], "outputs": ["0 5\n"]}
+    by_python = dict(exact, checker=python_checker)
+    by_cpp = dict(exact, checker_cpp=cpp_checker)
+    broken = dict(exact, checker="def check(input, output, expected):\n    return 2.0\n")
+    for truth in (by_python, json.dumps(by_python), by_cpp, {"style": "rule", "ground_truth": json.dumps(by_cpp)}):
+        assert compute_score("code", honest, truth)["score"] == 1.0, truth
+    assert compute_score("code", honest, exact)["score"] == 0.0
+    failed = compute_score("code", honest, broken)
+    assert failed["score"] == 0.0 and failed["unscored"] == 1.0 and failed["checker_error"] == 1.0, failed
+    assert code_reward(prompts=["p"] * 3, completions=[honest] * 3, label=[by_python, by_cpp, broken]) == [1.0, 1.0, None]
+    answer = reward_func([honest] * 2, [""] * 2, [json.dumps(by_cpp), json.dumps(broken)])
+    assert list(map(float, answer["rewards"])) == [1.0, 0.0]
+    assert list(map(float, answer["extra_logs"]["checker_error"])) == [0.0, 1.0]
+    assert list(map(float, answer["extra_logs"]["unscored"])) == [0.0, 1.0]

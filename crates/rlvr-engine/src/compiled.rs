@@ -22,6 +22,7 @@ use rlvr_verify::{
     Verdict, aggregate, judge_test,
 };
 
+use crate::checking::{CheckerJudge, CheckerLimits};
 use crate::runner_start::RUNNER_CPU;
 
 const MAX_SUPERVISOR_DEATHS: usize = 3;
@@ -38,6 +39,7 @@ pub(crate) fn score(
     cancelled: &AtomicBool,
     profile: &Profile,
     plan: &ExecutionPlan,
+    checkers: &mut CheckerJudge,
 ) -> JobResult {
     let started = Instant::now();
     let job_deadline = started
@@ -142,7 +144,9 @@ pub(crate) fn score(
             }
             let time_limit = stage.time_per_test.min(job_deadline - now);
             let program = &plan.programs[index];
-            let result = job.run_test(index, time_limit, profile.name == ProfileName::Judge);
+            let mut result = job.run_test(index, time_limit, profile.name == ProfileName::Judge);
+            let limits = CheckerLimits::for_test(time_limit, plan.limits.memory_bytes);
+            checkers.check_result(sandbox, program, limits, &mut result);
             let verdict = judge_test(profile, program, &result);
             runs.push(TestRun::ran(verdict, &result));
             if verdict != Verdict::Pass && stage.may_stop_at_first_failure {
@@ -231,6 +235,7 @@ impl CompiledJob<'_> {
             address_space_bytes: address_space_limit(self.plan.language.language, memory),
             data_bytes: data_limit(self.plan.language.language, memory),
             empty_work_directory: judge,
+            files: Vec::new(),
         };
         let mut deaths = 0;
         loop {

@@ -17,8 +17,8 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
 use rlvr_sandbox::Sandbox;
 use rlvr_verify::{
-    JobResult, Plan, PlanOptions, Profile, ProfileName, TamperKind, TestSuite, Verdict, aggregate,
-    plan,
+    JobResult, Plan, PlanOptions, Profile, ProfileName, Status, TamperKind, TestSuite, Verdict,
+    aggregate, plan,
 };
 
 use crate::compiled;
@@ -43,12 +43,15 @@ pub struct Job {
 pub type Reply = Box<dyn FnOnce(JobResult) + Send>;
 
 /// How many workers and how much queue.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct EngineConfig {
     /// Worker threads (each runs one job at a time in its own sandbox).
     pub workers: usize,
     /// Jobs waiting for a worker before `submit` blocks and `try_submit` refuses.
     pub queue_capacity: usize,
+    /// The text of the user's `testlib.h` (`--testlib-header`), put in place of a C++
+    /// checker's `#include "testlib.h"` (issue 25); rlvr ships none.
+    pub testlib_header: Option<Arc<str>>,
 }
 
 impl Default for EngineConfig {
@@ -57,6 +60,7 @@ impl Default for EngineConfig {
         Self {
             workers,
             queue_capacity: workers * 4,
+            testlib_header: None,
         }
     }
 }
@@ -185,9 +189,18 @@ impl Engine {
                 let cancelled = Arc::clone(&cancelled);
                 let statistics = Arc::clone(&statistics);
                 let board = Arc::clone(&board);
+                let header = config.testlib_header.clone();
                 std::thread::Builder::new()
                     .name(format!("rlvr-worker-{index}"))
-                    .spawn(move || work(&sandbox, &receiver, &cancelled, &statistics, &board))
+                    .spawn(move || {
+                        work(
+                            (&sandbox, header),
+                            &receiver,
+                            &cancelled,
+                            &statistics,
+                            &board,
+                        );
+                    })
                     .expect("the operating system starts a worker thread")
             })
             .collect();
@@ -262,13 +275,13 @@ impl Drop for Engine {
 }
 
 fn work(
-    sandbox: &Sandbox,
+    (sandbox, testlib_header): (&Sandbox, Option<Arc<str>>),
     receiver: &Receiver<Task>,
     cancelled: &AtomicBool,
     statistics: &EngineStatistics,
     board: &HelpBoard,
 ) {
-    let mut executor = Executor::new(sandbox, cancelled);
+    let mut executor = Executor::new(sandbox, cancelled, testlib_header.clone());
     loop {
         let task = match receiver.try_recv() {
             Ok(task) => task,
@@ -284,7 +297,7 @@ fn work(
                             panic_message(payload.as_ref())
                         );
                         // Its runner may be in any state: start afresh.
-                        executor = Executor::new(sandbox, cancelled);
+                        executor = Executor::new(sandbox, cancelled, testlib_header.clone());
                     }
                     continue;
                 }
@@ -306,7 +319,7 @@ fn work(
                 statistics.panics.fetch_add(1, Ordering::Relaxed);
                 let message = panic_message(payload.as_ref());
                 tracing::error!("panic while scoring a job: {message}");
-                executor = Executor::new(sandbox, cancelled);
+                executor = Executor::new(sandbox, cancelled, testlib_header.clone());
                 JobResult::sandbox_error(
                     job.profile.name,
                     format!("internal error: the verifier failed on this job ({message})"),
@@ -354,10 +367,20 @@ fn score(
         // C++, C, Java, JavaScript, Go, Rust (issue 24): compiled once, run per test by the
         // exec supervisor.
         Plan::Execute(execution) if compiled::is_other_language(&execution) => {
-            compiled::score(sandbox, cancelled, &job.profile, &execution)
+            executor.checkers.take_error();
+            let mut result = compiled::score(
+                sandbox,
+                cancelled,
+                &job.profile,
+                &execution,
+                &mut executor.checkers,
+            );
+            name_checker_error(&mut result, executor.checkers.take_error());
+            result
         }
         Plan::Execute(execution) => {
             let execution = Arc::new(execution);
+            executor.checkers.take_error();
             let (run, note) = executor.execute(&job.profile, &execution, board);
             let mut result = aggregate(&execution, &run);
             // What the runner saw (the code does not compile, the response made the runner
@@ -365,7 +388,18 @@ fn score(
             if result.reason.is_none() {
                 result.reason = note;
             }
+            name_checker_error(&mut result, executor.checkers.take_error());
             result
         }
+    }
+}
+
+/// A `checker_error` job's reason names the checker's first failure.
+fn name_checker_error(result: &mut JobResult, error: Option<String>) {
+    if result.status == Status::CheckerError
+        && let Some(error) = error
+    {
+        let reason = result.reason.take().unwrap_or_default();
+        result.reason = Some(format!("{reason}: {error}"));
     }
 }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::checking::{CheckerJudge, CheckerLimits};
 use crate::fault_injection::{self, Site};
 use std::os::fd::AsFd;
 
@@ -90,15 +91,22 @@ pub(crate) struct Executor<'a> {
     kept: Option<(SessionKey, Session)>,
     /// The worker's referee for judge functional tests.
     functional: FunctionalJudge,
+    /// The worker's sandboxed checkers (issue 25).
+    pub(crate) checkers: CheckerJudge,
 }
 
 impl<'a> Executor<'a> {
-    pub(crate) fn new(sandbox: &'a Sandbox, cancelled: &'a AtomicBool) -> Self {
+    pub(crate) fn new(
+        sandbox: &'a Sandbox,
+        cancelled: &'a AtomicBool,
+        testlib_header: Option<Arc<str>>,
+    ) -> Self {
         Self {
             sandbox,
             cancelled,
             kept: None,
             functional: FunctionalJudge::default(),
+            checkers: CheckerJudge::new(testlib_header),
         }
     }
 
@@ -126,7 +134,13 @@ impl<'a> Executor<'a> {
             .unwrap_or(started);
         let key = SessionKey::of(plan);
         let session = self.reusable_session(&key);
-        let mut job = JobExecution::new(self.sandbox, plan, profile, session, &mut self.functional);
+        let mut job = JobExecution::new(
+            self.sandbox,
+            plan,
+            profile,
+            session,
+            (&mut self.functional, &mut self.checkers),
+        );
         let mut run = JobRun::default();
         for (stage_index, stage) in plan.stages.iter().enumerate() {
             if stage.run_if == StageCondition::PreviousStageNotAllPassed
@@ -238,7 +252,7 @@ impl Executor<'_> {
             &shared.plan,
             &shared.profile,
             session,
-            &mut self.functional,
+            (&mut self.functional, &mut self.checkers),
         );
         drain(&mut job, shared, self.cancelled, Site::Help);
         job.functional.close_job();
@@ -296,6 +310,7 @@ struct JobExecution<'e> {
     /// What the runner saw that explains the verdicts (first one wins).
     note: Option<String>,
     functional: &'e mut FunctionalJudge,
+    checkers: &'e mut CheckerJudge,
 }
 
 /// A runner that failed, and whether it failed loading the program or running a test.
@@ -310,7 +325,7 @@ impl<'e> JobExecution<'e> {
         plan: &'e Arc<ExecutionPlan>,
         profile: &'e Profile,
         session: Option<Session>,
-        functional: &'e mut FunctionalJudge,
+        (functional, checkers): (&'e mut FunctionalJudge, &'e mut CheckerJudge),
     ) -> Self {
         Self {
             sandbox,
@@ -320,6 +335,7 @@ impl<'e> JobExecution<'e> {
             response_deaths: 0,
             note: None,
             functional,
+            checkers,
         }
     }
 
@@ -330,7 +346,8 @@ impl<'e> JobExecution<'e> {
     }
 
     /// Runs program `index` of the plan: a judge functional test runs live between the
-    /// referee (opened for the job first) and its child; anything else runs as its program.
+    /// referee (opened for the job first) and its child; anything else runs as its program,
+    /// and then, when the ground truth names one, its sandboxed checker on the output.
     fn run_test(&mut self, index: usize, time_limit: Duration) -> ExecutionResult {
         let plan = Arc::clone(self.plan);
         let program = &plan.programs[index];
@@ -339,7 +356,11 @@ impl<'e> JobExecution<'e> {
         {
             return sandbox_error(message);
         }
-        self.run_program(program, index, time_limit)
+        let mut result = self.run_program(program, index, time_limit);
+        let limits = CheckerLimits::for_test(time_limit, plan.limits.memory_bytes);
+        self.checkers
+            .check_result(self.sandbox, program, limits, &mut result);
+        result
     }
 
     fn note(&mut self, note: impl FnOnce() -> String) {
@@ -498,7 +519,14 @@ impl<'e> JobExecution<'e> {
                     }
                 },
             };
-            match session.run_batch(self.plan, self.profile, stage, deadline, cancelled) {
+            let checking = (self.sandbox, &mut *self.checkers);
+            match session.run_batch(
+                self.plan,
+                self.profile,
+                stage,
+                (deadline, cancelled),
+                checking,
+            ) {
                 Ok(runs) => {
                     let compile_error = session.compile_error.clone();
                     if let Some(compile_error) = compile_error {
@@ -738,8 +766,8 @@ impl Session {
         plan: &ExecutionPlan,
         profile: &Profile,
         stage: &Stage,
-        deadline: Instant,
-        cancelled: &AtomicBool,
+        (deadline, cancelled): (Instant, &AtomicBool),
+        (sandbox, checkers): (&Sandbox, &mut CheckerJudge),
     ) -> Result<Vec<TestRun>, (SessionFailure, usize)> {
         let skipped = TestRun::not_run(Verdict::Skipped);
         let mut runs = vec![skipped; stage.programs.len()];
@@ -802,7 +830,9 @@ impl Session {
                 .map_err(|error| (batch_failure(error), position))?;
             let out_of_memory = self.out_of_memory_since_last_test();
             let program = &plan.programs[program_index];
-            let result = execution_result(report, out_of_memory);
+            let mut result = execution_result(report, out_of_memory);
+            let limits = CheckerLimits::for_test(time_limit, plan.limits.memory_bytes);
+            checkers.check_result(sandbox, program, limits, &mut result);
             let verdict = judge_test(profile, program, &result);
             runs[position] = TestRun::ran(verdict, &result);
             if verdict != Verdict::Pass && stage.may_stop_at_first_failure {

@@ -2,6 +2,7 @@
 //! runner of `rlvr-runner`, on every core, and hands results back in job order when asked.
 //! `rlvr verify` and `rlvr serve` both run on it.
 
+mod checking;
 mod compiled;
 mod engine;
 mod executor;
@@ -14,6 +15,7 @@ mod result_line;
 mod runner_start;
 mod sharing;
 
+pub use checking::{CheckerJudge, CheckerLimits, with_testlib_header};
 pub use engine::{Engine, EngineConfig, EngineStatistics, Job, QueueFull, Reply};
 pub use in_order::InOrder;
 pub use job_line::{JobLine, JobLineError, JobTests, parse_job_line, parse_job_value};

@@ -189,6 +189,7 @@ fn scenario_engine() {
         EngineConfig {
             workers: 1,
             queue_capacity: 8,
+            testlib_header: None,
         },
     );
     let mut jobs = vec![job(ATTACKER, sums().0, sums().1)];
@@ -221,6 +222,7 @@ fn scenario_engine() {
         EngineConfig {
             workers: 2,
             queue_capacity: 8,
+            testlib_header: None,
         },
     );
     let slow_attacker = format!("import time\n{ATTACKER}\ntime.sleep(1)");
@@ -272,6 +274,7 @@ fn scenario_runner_restart() {
         EngineConfig {
             workers: 1,
             queue_capacity: 8,
+            testlib_header: None,
         },
     );
     let inputs: Vec<String> = (0..6).map(|index| format!("{index} {index}\n")).collect();

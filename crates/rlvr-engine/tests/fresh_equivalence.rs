@@ -115,6 +115,7 @@ fn the_warm_runner_gives_the_verdicts_of_a_fresh_process_per_test() {
         EngineConfig {
             workers: 2,
             queue_capacity: 8,
+            testlib_header: None,
         },
     );
     let io_suite = TestSuite::from_value(&serde_json::json!({

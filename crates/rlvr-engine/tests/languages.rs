@@ -26,6 +26,7 @@ fn engine() -> Engine {
         EngineConfig {
             workers: 2,
             queue_capacity: 8,
+            testlib_header: None,
         },
     )
 }

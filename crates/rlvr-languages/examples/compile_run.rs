@@ -89,6 +89,7 @@ fn main() {
             address_space_bytes: address_space_limit(choice.language, 1 << 30),
             data_bytes: rlvr_languages::data_limit(choice.language, 1 << 30),
             empty_work_directory: true,
+            files: Vec::new(),
         })
         .expect("run");
     println!(

@@ -39,6 +39,7 @@ fn main() {
         address_space_bytes: 1 << 30,
         data_bytes: 0,
         empty_work_directory: true,
+        files: Vec::new(),
     };
     let report = supervisor.run(&test).expect("run");
     println!("{report:?}");

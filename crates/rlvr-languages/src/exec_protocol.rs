@@ -250,6 +250,9 @@ pub struct RunSpec {
     pub data_bytes: u64,
     /// Empty the work directory after the test (the judge: each test finds it empty).
     pub empty_work_directory: bool,
+    /// Files this test's program gets as descriptors after the load's files (memory files:
+    /// a checker's input, output and answer, named `/proc/self/fd/N`); not for warm programs.
+    pub files: Vec<Vec<u8>>,
 }
 
 impl RunSpec {
@@ -263,7 +266,8 @@ impl RunSpec {
             .unsigned(self.output_bytes)
             .unsigned(self.address_space_bytes)
             .unsigned(self.data_bytes)
-            .byte(u8::from(self.empty_work_directory));
+            .byte(u8::from(self.empty_work_directory))
+            .list(&self.files);
         encoder
     }
 
@@ -277,6 +281,7 @@ impl RunSpec {
             address_space_bytes: decoder.unsigned()?,
             data_bytes: decoder.unsigned()?,
             empty_work_directory: decoder.byte()? != 0,
+            files: decoder.list()?,
         })
     }
 }

@@ -116,6 +116,7 @@ pub fn run_once(
         address_space_bytes: address_space_limit(choice.language, limits.memory_bytes),
         data_bytes: data_limit(choice.language, limits.memory_bytes),
         empty_work_directory: false,
+        files: Vec::new(),
     })?;
     let out_of_memory = supervisor.process().usage().out_of_memory_kills > kills_before;
     supervisor.finish();

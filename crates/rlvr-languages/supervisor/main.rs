@@ -742,12 +742,20 @@ fn run_test(isolation: &Isolation, program: &Program, spec: &RunSpec) -> io::Res
     let mut stdout = File::from(memory_file(c"stdout", b"", false)?);
     let mut stderr = File::from(memory_file(c"stderr", b"", false)?);
     let streams = [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
+    // The test's own files (a checker's input, output and answer) follow the load's.
+    let test_files = spec
+        .files
+        .iter()
+        .map(|contents| memory_file(c"file", contents, true))
+        .collect::<io::Result<Vec<_>>>()?;
+    let extra: Vec<RawFd> = test_files.iter().map(AsRawFd::as_raw_fd).collect();
     let nested = isolation.pid_namespace.is_some();
     let Spawned {
         pid: child,
         started,
         failures,
-    } = spawn_isolated(isolation, program, streams, &[], spec)?;
+    } = spawn_isolated(isolation, program, streams, &extra, spec)?;
+    drop(test_files);
     let pidfd = owned(sys::pidfd_open(child)?)?;
     // Wait for the end, the wall clock, or the output cap: a program whose writes fail at the
     // cap (RLIMIT_FSIZE) may go on looping, and the cap is its verdict, reached now (as the

@@ -60,6 +60,9 @@ pub(crate) async fn feed(
                 if result.status == Status::SandboxError {
                     metrics.sandbox_errors.fetch_add(1, Ordering::Relaxed);
                 }
+                if result.status == Status::CheckerError {
+                    metrics.checker_errors.fetch_add(1, Ordering::Relaxed);
+                }
                 let _ = sender.send((position, result));
             }),
         );

@@ -44,6 +44,8 @@ pub struct ServerConfig {
     pub body_timeout: Duration,
     /// Time a kept-alive connection may wait for its next request before it is closed.
     pub idle_timeout: Duration,
+    /// The text of the user's `testlib.h` (`--testlib-header`) for C++ checkers (issue 25).
+    pub testlib_header: Option<std::sync::Arc<str>>,
 }
 
 impl Default for ServerConfig {
@@ -64,6 +66,7 @@ impl Default for ServerConfig {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(60),
+            testlib_header: None,
         }
     }
 }

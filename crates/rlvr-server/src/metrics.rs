@@ -78,6 +78,8 @@ pub(crate) struct Metrics {
     pub(crate) jobs_deadline_exceeded: AtomicU64,
     /// Jobs with status `sandbox_error` and `/run_code` runs the sandbox could not start.
     pub(crate) sandbox_errors: AtomicU64,
+    /// Jobs with status `checker_error`: the ground truth's checker failed (issue 25).
+    pub(crate) checker_errors: AtomicU64,
     /// Requests refused because the queue was full.
     pub(crate) queue_full: AtomicU64,
     /// Connections open now.
@@ -238,6 +240,12 @@ impl Metrics {
             "rlvr_sandbox_errors_total",
             "Jobs and runs the sandbox failed (never scored as wrong answers).",
             self.sandbox_errors.load(Ordering::Relaxed),
+        );
+        counter(
+            &mut output,
+            "rlvr_checker_errors_total",
+            "Jobs whose ground truth's checker failed (checker_error: null score, never a pass).",
+            self.checker_errors.load(Ordering::Relaxed),
         );
         counter(
             &mut output,

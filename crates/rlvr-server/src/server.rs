@@ -132,6 +132,7 @@ impl Server {
             EngineConfig {
                 workers,
                 queue_capacity: slots,
+                testlib_header: config.testlib_header.clone(),
             },
         );
         let state = Arc::new(AppState {

@@ -4,14 +4,14 @@
 //!
 //! `"checker": "NAME"` picks a built-in rule, a pure comparison run in the verifier
 //! ([`crate::comparison::checker_rules`]): `float:EPS`, `tokens`, `lines-any-order`, `set`.
-//! The sandboxed forms the issue also names, `"checker"` holding Python source
-//! (`def check(input, output, expected)`) and `"checker_cpp"` (a testlib-convention C++
-//! checker), are recognised and refused as not yet supported: they need the executor to run
-//! the checker in the sandbox, under its own limits, after the program (docs/profiles.md,
-//! "Checkers"). They will be further variants of [`Checker`], judged from a result the
-//! executor reports rather than by [`Checker::accepts`].
+//! The sandboxed forms, `"checker"` holding Python source (`def check(input, output,
+//! expected)`) and `"checker_cpp"` (a testlib-convention C++ checker), are run by the engine
+//! in a sandbox of their own, under their own limits, after the program (docs/profiles.md,
+//! "Checkers"): the policy layer only carries their source and judges from the
+//! [`crate::CheckerOutcome`] the executor reports.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -113,24 +113,30 @@ impl fmt::Display for BuiltInChecker {
 }
 
 /// The checker a ground truth names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Checker {
     /// A built-in rule, decided in the verifier.
     BuiltIn(BuiltInChecker),
+    /// Python source defining `check(input, output, expected) -> bool | float`, run in the
+    /// sandbox.
+    Python(Arc<str>),
+    /// C++ source of a testlib-convention checker (`checker INPUT OUTPUT ANSWER`, exit 0
+    /// accepts), compiled once and run in the sandbox.
+    Cpp(Arc<str>),
 }
 
 impl Checker {
-    /// Whether `output` is accepted for `expected`.
-    pub fn accepts(&self, output: &[u8], expected: &str) -> bool {
+    /// The built-in rule, when this checker is one (the sandboxed ones run in the engine).
+    pub fn built_in(&self) -> Option<BuiltInChecker> {
         match self {
-            Self::BuiltIn(rule) => rule.accepts(output, expected),
+            Self::BuiltIn(rule) => Some(*rule),
+            Self::Python(_) | Self::Cpp(_) => None,
         }
     }
 
-    /// The score of one test in [0, 1] for an accepted or refused output (a built-in checker
-    /// scores 1 or 0; the sandboxed ones will return their own score).
-    pub fn score(&self, accepted: bool) -> f64 {
-        if accepted { 1.0 } else { 0.0 }
+    /// Whether the checker runs in the sandbox (Python or C++ source).
+    pub fn is_sandboxed(&self) -> bool {
+        self.built_in().is_none()
     }
 
     /// Reads `checker` / `checker_cpp` from a ground truth object (`null` is absent).
@@ -144,20 +150,23 @@ impl Checker {
                 key: "checker",
                 reason: "and \"checker_cpp\" are both given; give one".to_owned(),
             }),
-            (None, Some(_)) => Err(TestSuiteError::Checker {
+            (None, Some(Value::String(text))) if !text.trim().is_empty() => {
+                Ok(Some(Self::Cpp(Arc::from(text.as_str()))))
+            }
+            (None, Some(other)) => Err(TestSuiteError::Checker {
                 key: "checker_cpp",
                 reason: format!(
-                    "holds a C++ checker: sandboxed C++ checkers are not yet supported (built-in checkers: {BUILT_IN_CHECKERS})"
+                    "must be the C++ source of a testlib-convention checker, found {}",
+                    if other.as_str().is_some() {
+                        "a blank string".to_owned()
+                    } else {
+                        describe(other)
+                    }
                 ),
             }),
             (Some(Value::String(text)), None) => {
-                if text.contains('\n') || text.contains("def ") {
-                    return Err(TestSuiteError::Checker {
-                        key: "checker",
-                        reason: format!(
-                            "holds Python source: sandboxed Python checkers are not yet supported (built-in checkers: {BUILT_IN_CHECKERS})"
-                        ),
-                    });
+                if is_python_source(text) {
+                    return Ok(Some(Self::Python(Arc::from(text.as_str()))));
                 }
                 match BuiltInChecker::parse(text) {
                     Some(Ok(rule)) => Ok(Some(Self::BuiltIn(rule))),
@@ -177,12 +186,18 @@ impl Checker {
             (Some(other), None) => Err(TestSuiteError::Checker {
                 key: "checker",
                 reason: format!(
-                    "must be a built-in checker name ({BUILT_IN_CHECKERS}), found {}",
+                    "must be a built-in checker name ({BUILT_IN_CHECKERS}) or Python source defining check(input, output, expected), found {}",
                     describe(other)
                 ),
             }),
         }
     }
+}
+
+/// Whether a `checker` string is Python source rather than a built-in name: it spans lines or
+/// defines a function (no built-in name holds a newline or `def `).
+fn is_python_source(text: &str) -> bool {
+    text.contains('\n') || text.contains("def ")
 }
 
 /// A name as an error message shows it: quoted, at most 40 characters.
@@ -196,6 +211,8 @@ impl fmt::Display for Checker {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::BuiltIn(rule) => rule.fmt(formatter),
+            Self::Python(_) => formatter.write_str("python"),
+            Self::Cpp(_) => formatter.write_str("c++"),
         }
     }
 }

@@ -13,8 +13,12 @@
 //!
 //! The garbage token is `rlvr-garbage`, or `rlvr-garbage-N` for the first `N` the expected
 //! output does not hold, so it can never be one of the expected tokens or a number.
+//!
+//! A sandboxed checker that fails on a probe (`checker_error`: it crashed, ran out of time,
+//! printed no verdict) fails that probe too, whatever the probe expected: in a real run the
+//! job would be unscored.
 
-use crate::checker::Checker;
+use crate::checker::BuiltInChecker;
 
 /// One probe of a checker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -65,9 +69,16 @@ impl Probe {
 pub struct ProbeFailure {
     /// Which probe.
     pub probe: Probe,
-    /// What the checker did (`Probe::failure`).
+    /// What the checker did (`Probe::failure`, or "fails (checker_error)").
     pub failure: &'static str,
+    /// A sandboxed checker's failure on this probe (`checker_error`), when that is what went
+    /// wrong.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checker_error: Option<String>,
 }
+
+/// What a probe's failure says when the checker failed on it rather than judging it.
+pub const CHECKER_ERROR: &str = "fails (checker_error)";
 
 /// Whether `byte` separates tokens (the built-in checkers' rule).
 fn is_space(byte: u8) -> bool {
@@ -138,24 +149,38 @@ fn probe_output(probe: Probe, expected: &str) -> Option<String> {
     }
 }
 
-/// The probes `checker` gets wrong on one test's expected output (empty: it is sound here).
-pub fn probe_checker(checker: &Checker, expected: &str) -> Vec<ProbeFailure> {
-    probe_with(|output| checker.accepts(output, expected), expected)
+/// The probes a built-in checker gets wrong on one test's expected output (empty: it is sound
+/// here).
+pub fn probe_checker(checker: BuiltInChecker, expected: &str) -> Vec<ProbeFailure> {
+    probe_with(|output| Ok(checker.accepts(output, expected)), expected)
 }
 
 /// The probes a checker gets wrong, the checker given as whether it accepts an output for
-/// `expected` (the built-ins decide in the verifier; a sandboxed checker will run).
-pub fn probe_with(mut accepts: impl FnMut(&[u8]) -> bool, expected: &str) -> Vec<ProbeFailure> {
+/// `expected`, or why it failed on it (the built-ins decide in the verifier; a sandboxed
+/// checker runs in the engine).
+pub fn probe_with(
+    mut accepts: impl FnMut(&[u8]) -> Result<bool, String>,
+    expected: &str,
+) -> Vec<ProbeFailure> {
     Probe::ALL
         .into_iter()
         .filter_map(|probe| {
             let output = probe_output(probe, expected)?;
-            let accepted = accepts(output.as_bytes());
-            let right = accepted == (probe == Probe::Expected);
-            (!right).then_some(ProbeFailure {
-                probe,
-                failure: probe.failure(),
-            })
+            match accepts(output.as_bytes()) {
+                Ok(accepted) => {
+                    let right = accepted == (probe == Probe::Expected);
+                    (!right).then_some(ProbeFailure {
+                        probe,
+                        failure: probe.failure(),
+                        checker_error: None,
+                    })
+                }
+                Err(error) => Some(ProbeFailure {
+                    probe,
+                    failure: CHECKER_ERROR,
+                    checker_error: Some(error),
+                }),
+            }
         })
         .collect()
 }
@@ -163,7 +188,7 @@ pub fn probe_with(mut accepts: impl FnMut(&[u8]) -> bool, expected: &str) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checker::{BuiltInChecker, Tolerance};
+    use crate::checker::Tolerance;
 
     #[test]
     fn garbage_is_foreign_to_the_expected_output() {
@@ -191,21 +216,35 @@ mod tests {
                 .collect()
         };
         assert_eq!(
-            names(probe_with(|_| true, "1 2\n")),
+            names(probe_with(|_| Ok(true), "1 2\n")),
             ["empty", "last_token_replaced", "token_appended"]
         );
-        assert_eq!(names(probe_with(|_| false, "1 2\n")), ["expected"]);
+        assert_eq!(names(probe_with(|_| Ok(false), "1 2\n")), ["expected"]);
         // An early "accepted": anything that starts like the answer.
-        let prefix = |output: &[u8]| output.starts_with(b"1");
+        let prefix = |output: &[u8]| Ok(output.starts_with(b"1"));
         assert_eq!(
             names(probe_with(prefix, "1 2\n")),
             ["last_token_replaced", "token_appended"]
         );
         // A blank expected output: the empty output is the answer, not garbage.
         assert_eq!(
-            names(probe_with(|_| true, "\n")),
+            names(probe_with(|_| Ok(true), "\n")),
             ["last_token_replaced", "token_appended"]
         );
+        // A checker that fails on garbage fails the probe, however the probe was meant to go.
+        let failing = probe_with(
+            |output: &[u8]| {
+                if output.is_empty() {
+                    Err("crashed".to_owned())
+                } else {
+                    Ok(output == b"1 2\n")
+                }
+            },
+            "1 2\n",
+        );
+        assert_eq!(names(failing.clone()), ["empty"]);
+        assert_eq!(failing[0].failure, CHECKER_ERROR);
+        assert_eq!(failing[0].checker_error.as_deref(), Some("crashed"));
     }
 
     #[test]
@@ -228,11 +267,7 @@ mod tests {
                 " \n",
                 "x x x",
             ] {
-                assert_eq!(
-                    probe_checker(&Checker::BuiltIn(rule), expected),
-                    [],
-                    "{rule} on {expected:?}"
-                );
+                assert_eq!(probe_checker(rule, expected), [], "{rule} on {expected:?}");
             }
         }
     }

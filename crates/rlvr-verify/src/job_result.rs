@@ -4,11 +4,12 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use crate::checker::Checker;
 use crate::plan::{ExecutionPlan, StageCondition};
 use crate::profile::ProfileName;
 use crate::scoring::{KLEAR_NO_CODE, Scoring};
 use crate::tampering::{TamperCounts, Tampering};
-use crate::verdict::{ExecutionResult, Verdict};
+use crate::verdict::{CheckerOutcome, CheckerScore, ExecutionResult, Verdict};
 
 /// How a job ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -27,6 +28,9 @@ pub enum Status {
     /// The response's language has no toolchain on this machine (issue 24); the score is
     /// `null`, as for `sandbox_error`.
     LanguageUnavailable,
+    /// The ground truth's sandboxed checker failed on at least one test (issue 25): the score
+    /// is `null`, never a pass; the tests are still reported.
+    CheckerError,
 }
 
 /// One test in a detailed report.
@@ -50,7 +54,8 @@ pub struct TestReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_cap_bytes: Option<u64>,
     /// The checker's score of this test in [0, 1], when the ground truth names a checker and
-    /// the checker read the output (the program ran to a normal end within its limits).
+    /// the checker read the output (the program ran to a normal end within its limits) and
+    /// scored it (a `checker_error` has none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checker_score: Option<f64>,
 }
@@ -164,6 +169,8 @@ pub struct TestRun {
     pub untrusted_comparisons: u64,
     /// What the solution tried.
     pub tampering: Tampering,
+    /// A sandboxed checker's score of the output, when one scored it.
+    pub checker_score: Option<CheckerScore>,
 }
 
 impl TestRun {
@@ -175,6 +182,7 @@ impl TestRun {
             wall_time: None,
             untrusted_comparisons: 0,
             tampering: Tampering::default(),
+            checker_score: None,
         }
     }
 
@@ -185,6 +193,10 @@ impl TestRun {
             wall_time: result.wall_time,
             untrusted_comparisons: result.untrusted_comparisons,
             tampering: result.tampering,
+            checker_score: match result.checker {
+                Some(CheckerOutcome::Score(score)) => Some(score),
+                _ => None,
+            },
         }
     }
 }
@@ -270,11 +282,19 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
                     .filter(|_| verdict == Verdict::OutputLimit)
                     .map(|stage| plan.output_cap(stage, program)),
                 // Pass and wrong answer are the verdicts the checker decided; any other one
-                // ended before it read anything.
-                checker_score: plan.programs[program]
-                    .checker
-                    .filter(|_| matches!(verdict, Verdict::Pass | Verdict::WrongAnswer))
-                    .map(|checker| checker.score(verdict == Verdict::Pass)),
+                // ended before it read anything (or, `checker_error`, the checker failed).
+                checker_score: match &plan.programs[program].checker {
+                    Some(Checker::BuiltIn(_))
+                        if matches!(verdict, Verdict::Pass | Verdict::WrongAnswer) =>
+                    {
+                        Some(if verdict == Verdict::Pass { 1.0 } else { 0.0 })
+                    }
+                    Some(Checker::Python(_) | Checker::Cpp(_)) => test
+                        .and_then(|test| test.checker_score)
+                        .filter(|_| matches!(verdict, Verdict::Pass | Verdict::WrongAnswer))
+                        .map(CheckerScore::value),
+                    _ => None,
+                },
             }
         })
         .collect();
@@ -297,7 +317,15 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
         .filter(|test| test.verdict == Verdict::Pass)
         .count();
     let all_passed = total > 0 && passed == total;
-    let mut score = plan.scoring.from_counts(passed, total);
+    // A sandboxed checker's partial score is credit toward the pass rate (a pass is 1).
+    let credit: f64 = tests
+        .iter()
+        .map(|test| match test.checker_score {
+            Some(score) => score,
+            None => f64::from(u8::from(test.verdict == Verdict::Pass)),
+        })
+        .sum();
+    let mut score = plan.scoring.from_credit(credit, passed, total);
     let mut reason = None;
     if run.deadline_exceeded && plan.scoring == Scoring::KlearAffine {
         // Klear's reward manager gives -1.0 to a response that exceeds its 500 s budget.
@@ -305,6 +333,36 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
         reason = Some("job deadline exceeded".to_owned());
     } else if run.deadline_exceeded {
         reason = Some("job deadline exceeded".to_owned());
+    }
+    // A checker that failed on any test leaves the job unscored: its verdict on that output is
+    // unknown, and a guess either way would be reward noise.
+    let checker_errors = run
+        .stages
+        .iter()
+        .flatten()
+        .filter(|test| test.verdict == Verdict::CheckerError)
+        .count();
+    if checker_errors > 0 {
+        return JobResult {
+            score: None,
+            pass_rate: None,
+            passed,
+            total,
+            all_passed: false,
+            status: Status::CheckerError,
+            profile: plan.profile,
+            reason: Some(format!(
+                "the checker failed on {checker_errors} test(s): no score"
+            )),
+            untrusted_comparisons,
+            tampering,
+            checker: plan
+                .programs
+                .iter()
+                .find_map(|program| program.checker.as_ref())
+                .map(|checker| checker.to_string()),
+            tests: Some(tests),
+        };
     }
     JobResult {
         score: Some(score),
@@ -324,7 +382,7 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
         checker: plan
             .programs
             .iter()
-            .find_map(|program| program.checker)
+            .find_map(|program| program.checker.as_ref())
             .map(|checker| checker.to_string()),
         tests: Some(tests),
     }

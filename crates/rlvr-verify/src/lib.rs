@@ -59,4 +59,7 @@ pub use test_suite::{
     FunctionalTests, InputOutputTest, MAX_TESTS, TestSuite, TestSuiteError, TestValue, Tests,
 };
 pub use value_join::ValueJoin;
-pub use verdict::{ExecutionResult, RefereeVerdict, Verdict, judge_test};
+pub use verdict::{
+    CheckerOutcome, CheckerScore, ExecutionResult, RefereeVerdict, Verdict, checker_needed,
+    judge_test,
+};

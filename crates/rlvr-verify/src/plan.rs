@@ -344,7 +344,7 @@ fn build_programs(
                 stdin: Some(profile.value_join.render(&tests[index].input)),
                 expected: Some(profile.value_join.render_output(&tests[index].output)),
                 check: None,
-                checker: suite.checker,
+                checker: suite.checker.clone(),
             })
             .collect(),
         Tests::Functional(FunctionalTests::Single(block)) => {

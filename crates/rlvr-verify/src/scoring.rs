@@ -58,11 +58,18 @@ impl Scoring {
 
     /// The reward for `passed` of `total` scored tests (`total > 0`).
     pub fn from_counts(self, passed: usize, total: usize) -> f64 {
+        self.from_credit(passed as f64, passed, total)
+    }
+
+    /// The score from `credit` (the sum of the tests' scores in [0, 1]: a pass is 1, a
+    /// sandboxed checker's partial score its value) over `total` tests, of which `passed`
+    /// passed whole. Rates use the credit; all-or-nothing rules need every test passed.
+    pub fn from_credit(self, credit: f64, passed: usize, total: usize) -> f64 {
         let all_passed = total > 0 && passed == total;
         let rate = if total == 0 {
             0.0
         } else {
-            passed as f64 / total as f64
+            (credit / total as f64).clamp(0.0, 1.0)
         };
         match self {
             Self::KlearAffine => 2.0 * rate - 1.0,

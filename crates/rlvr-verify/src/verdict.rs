@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::checker::Checker;
 use crate::plan::TestProgram;
 use crate::profile::Profile;
 use crate::tampering::Tampering;
@@ -30,13 +31,17 @@ pub enum Verdict {
     CompileError,
     /// The sandbox could not run the program; never counted as a wrong answer.
     SandboxError,
+    /// The ground truth's sandboxed checker failed on this test's output (it crashed, ran
+    /// past its limits, printed no verdict, or scored outside [0, 1]): the job's score is
+    /// `null`, never a pass (issue 25).
+    CheckerError,
     /// The test was not run (early stop).
     Skipped,
 }
 
 impl Verdict {
     /// Every verdict, in report order.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Pass,
         Self::WrongAnswer,
         Self::RuntimeError,
@@ -45,6 +50,7 @@ impl Verdict {
         Self::OutputLimit,
         Self::CompileError,
         Self::SandboxError,
+        Self::CheckerError,
         Self::Skipped,
     ];
 
@@ -59,6 +65,7 @@ impl Verdict {
             Self::OutputLimit => "output_limit",
             Self::CompileError => "compile_error",
             Self::SandboxError => "sandbox_error",
+            Self::CheckerError => "checker_error",
             Self::Skipped => "skipped",
         }
     }
@@ -93,6 +100,66 @@ pub struct ExecutionResult {
     pub tampering: Tampering,
     /// A compiled language's program did not compile; nothing ran.
     pub compile_failed: bool,
+    /// What the ground truth's sandboxed checker made of the output, when it ran (see
+    /// [`checker_needed`]).
+    pub checker: Option<CheckerOutcome>,
+}
+
+/// A sandboxed checker's score of one test: finite, in [0, 1] (compared by its bits, so
+/// results stay `Eq`).
+#[derive(Debug, Clone, Copy)]
+pub struct CheckerScore(f64);
+
+impl CheckerScore {
+    /// `score` when it is a number in [0, 1] (NaN and infinities are not).
+    pub fn new(score: f64) -> Option<Self> {
+        (0.0..=1.0).contains(&score).then_some(Self(score))
+    }
+
+    /// The value.
+    pub fn value(self) -> f64 {
+        self.0
+    }
+}
+
+impl PartialEq for CheckerScore {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+impl Eq for CheckerScore {}
+
+/// What a sandboxed checker made of one output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckerOutcome {
+    /// It scored the output (1 accepts it; below 1 is a `wrong_answer` with partial credit).
+    Score(CheckerScore),
+    /// It failed (crashed, ran out of time or memory, printed no verdict, scored outside
+    /// [0, 1]); why, for the job's reason.
+    Error(String),
+}
+
+/// Whether the program ran to a normal end within its limits, so its output is judged (by the
+/// comparison or a checker) rather than its failure.
+fn reaches_output(result: &ExecutionResult) -> bool {
+    result.sandbox_error.is_none()
+        && !result.compile_failed
+        && !result.timed_out
+        && !result.memory_exceeded
+        && !result.output_exceeded
+        && result.referee.is_none()
+        && result.signal.is_none()
+        && result.exit_code == Some(0)
+}
+
+/// Whether the executor must run `program`'s sandboxed checker on this result before
+/// [`judge_test`] (and put its outcome in [`ExecutionResult::checker`]): the ground truth names
+/// one, and the program ran to a normal end.
+pub fn checker_needed(program: &TestProgram, result: &ExecutionResult) -> bool {
+    program.checker.as_ref().is_some_and(Checker::is_sandboxed)
+        && program.expected.is_some()
+        && reaches_output(result)
 }
 
 /// The referee's verdict on a judge functional test.
@@ -159,8 +226,14 @@ pub fn judge_test(profile: &Profile, program: &TestProgram, result: &ExecutionRe
     // compares output that is not valid UTF-8 as bytes (an invalid byte never equals the
     // U+FFFD a lossy decode would make of it); see `OutputComparison::matches_bytes`; the
     // checkers read bytes too.
+    // A sandboxed checker ran in the executor: its outcome decides; none (it was never run)
+    // is as much a checker failure as a crash, never a pass.
     let accepted = match &program.checker {
-        Some(checker) => checker.accepts(&result.stdout, expected),
+        Some(Checker::BuiltIn(rule)) => rule.accepts(&result.stdout, expected),
+        Some(Checker::Python(_) | Checker::Cpp(_)) => match &result.checker {
+            Some(CheckerOutcome::Score(score)) => score.value() >= 1.0,
+            Some(CheckerOutcome::Error(_)) | None => return Verdict::CheckerError,
+        },
         None => profile.comparison.matches_bytes(&result.stdout, expected),
     };
     if accepted {

@@ -1,10 +1,13 @@
 //! Built-in checkers (issue 25): a table per rule, hostile outputs aimed at each, the laws they
 //! keep (proptest), and the validation of the `checker` key.
 
+use std::sync::Arc;
+
 use proptest::prelude::*;
 use rlvr_verify::{
-    BuiltInChecker, Checker, ExecutionResult, Plan, PlanOptions, Profile, ProfileName, TestSuite,
-    Tolerance, Verdict, judge_test, plan,
+    BuiltInChecker, Checker, CheckerOutcome, CheckerScore, ExecutionResult, JobRun, Plan,
+    PlanOptions, Profile, ProfileName, Status, TestRun, TestSuite, Tolerance, Verdict, aggregate,
+    checker_needed, judge_test, plan,
 };
 use serde_json::{Value, json};
 
@@ -241,18 +244,41 @@ fn the_checker_key_is_validated_and_names_itself_in_errors() {
         (json!("float:1"), "ground truth key \"checker\" needs a tolerance in (0, 1) after \"float:\", such as \"float:1e-6\"; found \"1\"".to_owned()),
         (json!("float:NaN"), "ground truth key \"checker\" needs a tolerance in (0, 1) after \"float:\", such as \"float:1e-6\"; found \"NaN\"".to_owned()),
         (json!("float:-1e-6"), "ground truth key \"checker\" needs a tolerance in (0, 1) after \"float:\", such as \"float:1e-6\"; found \"-1e-6\"".to_owned()),
-        (json!(3), "ground truth key \"checker\" must be a built-in checker name (float:EPS, tokens, lines-any-order, set), found 3".to_owned()),
-        (json!(["set"]), "ground truth key \"checker\" must be a built-in checker name (float:EPS, tokens, lines-any-order, set), found a list of 1 items".to_owned()),
-        (json!("def check(input, output, expected):\n    return output == expected\n"), format!("ground truth key \"checker\" holds Python source: sandboxed Python checkers are not yet supported {listed}")),
+        (json!(3), "ground truth key \"checker\" must be a built-in checker name (float:EPS, tokens, lines-any-order, set) or Python source defining check(input, output, expected), found 3".to_owned()),
+        (json!(["set"]), "ground truth key \"checker\" must be a built-in checker name (float:EPS, tokens, lines-any-order, set) or Python source defining check(input, output, expected), found a list of 1 items".to_owned()),
     ] {
         assert_eq!(suite_error(with(value.clone())), message, "{value}");
     }
+    // Python source (it spans lines or defines a function) and C++ source are sandboxed
+    // checkers, carried as given.
+    let source = "def check(input, output, expected):\n    return output == expected\n";
+    let python = TestSuite::from_value(&with(json!(source))).unwrap();
+    assert_eq!(python.checker, Some(Checker::Python(Arc::from(source))));
+    let one_line = TestSuite::from_value(&with(json!("def check(i, o, e): return True"))).unwrap();
     assert_eq!(
-        suite_error(json!({"inputs": ["1"], "outputs": ["1"], "checker_cpp": "int main() {}"})),
-        format!(
-            "ground truth key \"checker_cpp\" holds a C++ checker: sandboxed C++ checkers are not yet supported {listed}"
-        )
+        one_line
+            .checker
+            .map(|checker| checker.to_string())
+            .as_deref(),
+        Some("python")
     );
+    let cpp = TestSuite::from_value(
+        &json!({"inputs": ["1"], "outputs": ["1"], "checker_cpp": "int main() {}"}),
+    )
+    .unwrap();
+    assert_eq!(cpp.checker, Some(Checker::Cpp(Arc::from("int main() {}"))));
+    assert_eq!(
+        cpp.checker.map(|checker| checker.to_string()).as_deref(),
+        Some("c++")
+    );
+    for (value, found) in [(json!(" \n"), "a blank string"), (json!(7), "7")] {
+        assert_eq!(
+            suite_error(json!({"inputs": ["1"], "outputs": ["1"], "checker_cpp": value})),
+            format!(
+                "ground truth key \"checker_cpp\" must be the C++ source of a testlib-convention checker, found {found}"
+            )
+        );
+    }
     assert_eq!(
         suite_error(
             json!({"inputs": ["1"], "outputs": ["1"], "checker": "set", "checker_cpp": "x"})
@@ -266,6 +292,82 @@ fn the_checker_key_is_validated_and_names_itself_in_errors() {
     // A JSON-string ground truth is read the same way.
     let text = json!({"inputs": ["1"], "outputs": ["1"], "checker": "nope"}).to_string();
     assert!(suite_error(Value::String(text)).contains("names no built-in checker: \"nope\""));
+}
+
+/// A sandboxed checker's outcome decides the verdict: a score of 1 passes, below 1 is a wrong
+/// answer with partial credit, a failure (or no outcome at all) is `checker_error`; it is only
+/// needed when the program ran to a normal end.
+#[test]
+fn a_sandboxed_checker_outcome_decides_and_a_failure_is_never_a_pass() {
+    let response = "<think>\nx\n</think>\n```python\nprint(3)\n```";
+    let truth = json!({"inputs": ["3\n", "4\n"], "outputs": ["3\n", "4\n"], "checker": "def check(i, o, e):\n    return 1\n"});
+    let suite = TestSuite::from_value(&truth).unwrap();
+    let profile = Profile::named(ProfileName::Judge);
+    let Plan::Execute(execution) = plan(&profile, response, &suite, &PlanOptions::default()) else {
+        panic!("the response has code");
+    };
+    let program = &execution.programs[0];
+    let scored = |value: f64| ExecutionResult {
+        checker: Some(CheckerOutcome::Score(CheckerScore::new(value).unwrap())),
+        ..exited(b"3\n")
+    };
+    assert!(checker_needed(program, &exited(b"3\n")));
+    let crashed = ExecutionResult {
+        exit_code: Some(1),
+        ..exited(b"")
+    };
+    assert!(!checker_needed(program, &crashed));
+    assert_eq!(
+        judge_test(&profile, program, &crashed),
+        Verdict::RuntimeError
+    );
+    assert_eq!(judge_test(&profile, program, &scored(1.0)), Verdict::Pass);
+    assert_eq!(
+        judge_test(&profile, program, &scored(0.5)),
+        Verdict::WrongAnswer
+    );
+    assert_eq!(
+        judge_test(&profile, program, &exited(b"3\n")),
+        Verdict::CheckerError
+    );
+    let failed = ExecutionResult {
+        checker: Some(CheckerOutcome::Error("crashed".to_owned())),
+        ..exited(b"3\n")
+    };
+    assert_eq!(
+        judge_test(&profile, program, &failed),
+        Verdict::CheckerError
+    );
+    for bad in [2.0, -0.1, f64::NAN, f64::INFINITY] {
+        assert_eq!(CheckerScore::new(bad), None, "{bad}");
+    }
+    // Aggregation: partial credit counts toward the rate; one checker failure leaves the job
+    // unscored with its tests reported.
+    let run = |results: [&ExecutionResult; 2]| JobRun {
+        stages: vec![
+            results
+                .iter()
+                .map(|result| TestRun::ran(judge_test(&profile, program, result), result))
+                .collect(),
+        ],
+        deadline_exceeded: false,
+    };
+    let partial = aggregate(&execution, &run([&scored(1.0), &scored(0.5)]));
+    assert_eq!(
+        (partial.status, partial.score, partial.passed),
+        (Status::Ok, Some(0.75), 1)
+    );
+    let unscored = aggregate(&execution, &run([&scored(1.0), &failed]));
+    assert_eq!(
+        (unscored.status, unscored.score, unscored.pass_rate),
+        (Status::CheckerError, None, None)
+    );
+    let tests = unscored.tests.expect("tests are reported");
+    assert_eq!(tests[1].verdict, Verdict::CheckerError);
+    assert_eq!(
+        (tests[0].checker_score, tests[1].checker_score),
+        (Some(1.0), None)
+    );
 }
 
 fn exited(stdout: &[u8]) -> ExecutionResult {

@@ -400,8 +400,8 @@ fn issue_25_a_checker_rlvr_cannot_run_makes_the_job_invalid_naming_the_key() {
     let cases = [
         (with_checker(io.clone(), "exact"), format!("ground truth key \"checker\" names no built-in checker: \"exact\" {listed}")),
         (with_checker(io.clone(), "float:2"), "ground truth key \"checker\" needs a tolerance in (0, 1) after \"float:\", such as \"float:1e-6\"; found \"2\"".to_owned()),
-        (with_checker(io.clone(), "def check(input, output, expected):\n    return True\n"), format!("ground truth key \"checker\" holds Python source: sandboxed Python checkers are not yet supported {listed}")),
-        ({let mut truth = io.clone(); truth["checker_cpp"] = json!("int main() { return 0; }"); truth}, format!("ground truth key \"checker_cpp\" holds a C++ checker: sandboxed C++ checkers are not yet supported {listed}")),
+        ({let mut truth = with_checker(io.clone(), "def check(input, output, expected):\n    return True\n"); truth["checker_cpp"] = json!("int main() {}"); truth}, "ground truth key \"checker\" and \"checker_cpp\" are both given; give one".to_owned()),
+        ({let mut truth = io.clone(); truth["checker_cpp"] = json!(""); truth}, "ground truth key \"checker_cpp\" must be the C++ source of a testlib-convention checker, found a blank string".to_owned()),
         (json!({"functional": ["assert f() == 1"], "checker": "tokens"}), "ground truth key \"checker\" applies to \"inputs\"/\"outputs\" tests; this ground truth has \"functional\" tests".to_owned()),
     ];
     let mut jobs: Vec<Value> = cases
@@ -487,7 +487,9 @@ fn issue_25_check_checker_probes_every_checker() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("0 accept garbage, 0 reject their expected output, 0 unusable"),
+        stdout.contains(
+            "0 accept garbage, 0 reject their expected output, 0 fail (checker_error), 0 unusable"
+        ),
         "{stdout}"
     );
 

@@ -23,6 +23,7 @@ pub fn engine_with(workers: usize) -> Engine {
         EngineConfig {
             workers,
             queue_capacity: 8,
+            testlib_header: None,
         },
     )
 }

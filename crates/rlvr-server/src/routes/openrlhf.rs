@@ -5,7 +5,8 @@
 //! (default: the server's).
 //!
 //! Trainers need a number for every sample: a job that could not be scored gets reward 0.0,
-//! and `extra_logs` says so per sample (`sandbox_error`, `invalid`), never silently.
+//! and `extra_logs` says so per sample (`sandbox_error`, `checker_error`, `unscored`), never
+//! silently.
 
 use std::sync::Arc;
 
@@ -135,6 +136,7 @@ fn shape(results: &[Option<JobResult>], invalid: &[Option<String>]) -> Value {
     let mut pass_rates = Vec::with_capacity(results.len());
     let mut all_passed = Vec::with_capacity(results.len());
     let mut sandbox_errors = Vec::with_capacity(results.len());
+    let mut checker_errors = Vec::with_capacity(results.len());
     let mut unscored = Vec::with_capacity(results.len());
     for (result, invalid) in results.iter().zip(invalid) {
         let result = result.as_ref();
@@ -149,6 +151,9 @@ fn shape(results: &[Option<JobResult>], invalid: &[Option<String>]) -> Value {
         sandbox_errors.push(f64::from(u8::from(
             result.is_some_and(|result| result.status == Status::SandboxError),
         )));
+        checker_errors.push(f64::from(u8::from(
+            result.is_some_and(|result| result.status == Status::CheckerError),
+        )));
         // Invalid label, or the deadline passed before the job finished.
         unscored.push(f64::from(u8::from(
             invalid.is_some() || result.is_none_or(|result| result.score.is_none()),
@@ -161,6 +166,7 @@ fn shape(results: &[Option<JobResult>], invalid: &[Option<String>]) -> Value {
             "pass_rate": pass_rates,
             "all_passed": all_passed,
             "sandbox_error": sandbox_errors,
+            "checker_error": checker_errors,
             "unscored": unscored,
         },
     })

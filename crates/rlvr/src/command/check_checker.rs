@@ -5,16 +5,26 @@
 //!
 //! FILE holds release records (`metadata.ground_truth`, else `label`), upstream records
 //! (`reward_model.ground_truth`) or `rlvr verify` job lines (`ground_truth`), one a line. A
-//! checker rlvr cannot use (an unknown name, a sandboxed checker, one given with functional
-//! tests) is a problem of its record. Exit 0 when every checker is sound, 1 when any record
-//! has a problem (or a line is not a record), 2 when the file cannot be read or holds none.
+//! checker rlvr cannot use (an unknown name, one given with functional tests) is a problem of
+//! its record. Built-in checkers are probed in the verifier; Python and C++ checkers run in
+//! the sandbox exactly as `rlvr verify` runs them (the sandbox starts at the first one), and a
+//! `checker_error` on a probe is a finding. Exit 0 when every checker is sound, 1 when any
+//! record has a problem (or a line is not a record), 2 when the file cannot be read or holds
+//! none, 3 when a sandboxed checker needs a sandbox this machine cannot start.
 
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use rlvr_verify::checker_assurance::{Probe, expected_is_blank, probe_checker};
-use rlvr_verify::{Profile, ProfileName, TestSuite, TestSuiteError, Tests, parse_python_json};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rlvr_engine::{CheckerJudge, CheckerLimits};
+use rlvr_sandbox::Sandbox;
+use rlvr_verify::checker_assurance::{Probe, expected_is_blank, probe_checker, probe_with};
+use rlvr_verify::{
+    CheckerOutcome, Profile, ProfileName, TestSuite, TestSuiteError, Tests, parse_python_json,
+};
 use serde_json::Value;
 
 use crate::command::products_common::print_json;
@@ -28,6 +38,35 @@ pub(crate) struct Args {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     json: bool,
+    /// Your copy of testlib.h, put in place of a C++ checker's `#include "testlib.h"`.
+    #[arg(long, value_name = "PATH")]
+    testlib_header: Option<PathBuf>,
+    /// Seconds a sandboxed checker may take per probe (its memory limit is 1 GiB).
+    #[arg(long, default_value_t = 10.0)]
+    checker_time_limit: f64,
+    /// Run sandboxed checkers with whatever sandbox protections this machine has.
+    #[arg(long)]
+    allow_degraded: bool,
+}
+
+/// What probing sandboxed checkers needs: the sandbox (started at the first one) and a
+/// checker judge, as `rlvr verify`'s workers hold.
+struct Sandboxed {
+    allow_degraded: bool,
+    testlib_header: Option<Arc<str>>,
+    limits: CheckerLimits,
+    running: Option<(Sandbox, CheckerJudge)>,
+}
+
+impl Sandboxed {
+    fn judge(&mut self) -> anyhow::Result<(&Sandbox, &mut CheckerJudge)> {
+        if self.running.is_none() {
+            let sandbox = crate::start_sandbox::start_sandbox(self.allow_degraded)?;
+            self.running = Some((sandbox, CheckerJudge::new(self.testlib_header.clone())));
+        }
+        let (sandbox, judge) = self.running.as_mut().expect("started above");
+        Ok((sandbox, judge))
+    }
 }
 
 /// One probe a record's checker got wrong.
@@ -37,6 +76,9 @@ struct Finding {
     test: usize,
     probe: Probe,
     failure: &'static str,
+    /// A sandboxed checker's failure on this probe (`checker_error`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checker_error: Option<String>,
 }
 
 /// A record whose checker is unsound or unusable.
@@ -72,6 +114,8 @@ struct Report {
     accepts_garbage: u64,
     /// Records whose checker refuses its own expected output.
     rejects_expected: u64,
+    /// Records whose sandboxed checker failed (`checker_error`) on a probe.
+    checker_errors: u64,
     /// Records whose checker cannot be used.
     unusable: u64,
     /// Every record with a problem, in row order.
@@ -105,12 +149,11 @@ fn ground_truth(value: &Value) -> Option<(&'static str, &Value)> {
 
 fn check_line(
     report: &mut Report,
+    sandboxed: &mut Sandboxed,
     path: &Path,
     line: &[u8],
-    row: u64,
-    line_number: u64,
-    offset: u64,
-) {
+    (row, line_number, offset): (u64, u64, u64),
+) -> anyhow::Result<()> {
     let bad = |reason: String| {
         format!(
             "{}:{line_number}: row {row}, byte offset {offset}: {reason}",
@@ -119,13 +162,17 @@ fn check_line(
     };
     let value = match parse_python_json(line) {
         Ok(value) => value,
-        Err(error) => return report.bad_lines.push(bad(format!("not JSON: {error}"))),
+        Err(error) => {
+            report.bad_lines.push(bad(format!("not JSON: {error}")));
+            return Ok(());
+        }
     };
     let Some((field, truth)) = ground_truth(&value) else {
-        return report.bad_lines.push(bad(
+        report.bad_lines.push(bad(
             "no `metadata.ground_truth`, `label`, `ground_truth` or `reward_model.ground_truth`"
                 .to_owned(),
         ));
+        return Ok(());
     };
     let suite = match TestSuite::from_value(truth) {
         Ok(suite) => suite,
@@ -139,22 +186,23 @@ fn check_line(
                 unusable: Some(format!("field `{field}`: {error}")),
                 findings: Vec::new(),
             });
-            return;
+            return Ok(());
         }
         Err(error) => {
-            return report
+            report
                 .bad_lines
                 .push(bad(format!("field `{field}`: {error}")));
+            return Ok(());
         }
     };
     let Some(checker) = suite.checker else {
-        return;
+        return Ok(());
     };
     report.with_checker += 1;
     *report.checkers.entry(checker.to_string()).or_default() += 1;
     let Tests::InputOutput(tests) = &suite.tests else {
         // `TestSuite` refuses a checker with functional tests.
-        return;
+        return Ok(());
     };
     let join = Profile::named(ProfileName::Judge).value_join;
     let mut findings = Vec::new();
@@ -162,27 +210,49 @@ fn check_line(
         let expected = join.render_output(&test.output);
         report.tests_probed += 1;
         report.blank_expected_tests += u64::from(expected_is_blank(&expected));
-        findings.extend(
-            probe_checker(&checker, &expected)
-                .into_iter()
-                .map(|failure| Finding {
-                    test: index,
-                    probe: failure.probe,
-                    failure: failure.failure,
-                }),
-        );
+        let failures = match checker.built_in() {
+            Some(rule) => probe_checker(rule, &expected),
+            None => {
+                let input = join.render(&test.input);
+                let limits = sandboxed.limits;
+                let (sandbox, judge) = sandboxed.judge()?;
+                probe_with(
+                    |output| match judge.judge(sandbox, &checker, &input, output, &expected, limits)
+                    {
+                        CheckerOutcome::Score(score) => Ok(score.value() >= 1.0),
+                        CheckerOutcome::Error(reason) => Err(reason),
+                    },
+                    &expected,
+                )
+            }
+        };
+        findings.extend(failures.into_iter().map(|failure| Finding {
+            test: index,
+            probe: failure.probe,
+            failure: failure.failure,
+            checker_error: failure.checker_error,
+        }));
     }
     if findings.is_empty() {
-        return;
+        return Ok(());
     }
     if findings
         .iter()
+        .any(|finding| finding.checker_error.is_some())
+    {
+        report.checker_errors += 1;
+    }
+    let judged = |finding: &&Finding| finding.checker_error.is_none();
+    if findings
+        .iter()
+        .filter(judged)
         .any(|finding| finding.probe != Probe::Expected)
     {
         report.accepts_garbage += 1;
     }
     if findings
         .iter()
+        .filter(judged)
         .any(|finding| finding.probe == Probe::Expected)
     {
         report.rejects_expected += 1;
@@ -194,9 +264,10 @@ fn check_line(
         unusable: None,
         findings,
     });
+    Ok(())
 }
 
-fn read_report(path: &Path) -> anyhow::Result<Report> {
+fn read_report(path: &Path, sandboxed: &mut Sandboxed) -> anyhow::Result<Report> {
     if path.is_dir() {
         return Err(Failure::new(
             USAGE,
@@ -225,7 +296,13 @@ fn read_report(path: &Path) -> anyhow::Result<Report> {
         }
         let row = report.rows;
         report.rows += 1;
-        check_line(&mut report, path, &line, row, line_number, start);
+        check_line(
+            &mut report,
+            sandboxed,
+            path,
+            &line,
+            (row, line_number, start),
+        )?;
     }
     if report.rows == 0 {
         return Err(Failure::new(USAGE, format!("{}: holds no records", path.display())).into());
@@ -234,7 +311,32 @@ fn read_report(path: &Path) -> anyhow::Result<Report> {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
-    let report = read_report(&args.file)?;
+    let Some(time) = Duration::try_from_secs_f64(args.checker_time_limit)
+        .ok()
+        .filter(|time| !time.is_zero() && *time <= rlvr_verify::MAX_TIME_LIMIT)
+    else {
+        return Err(Failure::new(
+            USAGE,
+            format!(
+                "--checker-time-limit must be more than 0 and at most {} seconds, found {}",
+                rlvr_verify::MAX_TIME_LIMIT.as_secs(),
+                args.checker_time_limit
+            ),
+        )
+        .into());
+    };
+    let mut sandboxed = Sandboxed {
+        allow_degraded: args.allow_degraded,
+        testlib_header: crate::command::testlib_header::read_testlib_header(
+            args.testlib_header.as_deref(),
+        )?,
+        limits: CheckerLimits {
+            time,
+            memory_bytes: 1 << 30,
+        },
+        running: None,
+    };
+    let report = read_report(&args.file, &mut sandboxed)?;
     if args.json {
         print_json(&report)?;
     } else {
@@ -272,8 +374,13 @@ fn print_text(report: &Report, path: &Path) -> anyhow::Result<()> {
             outln!("{place}: unusable checker: {reason}")?;
         }
         for finding in &problem.findings {
+            let detail = finding
+                .checker_error
+                .as_ref()
+                .map(|error| format!(" on the {} probe: {error}", finding.probe.name()))
+                .unwrap_or_default();
             outln!(
-                "{place}: checker {}: test {}: {}",
+                "{place}: checker {}: test {}: {}{detail}",
                 problem.checker.as_deref().unwrap_or("?"),
                 finding.test,
                 finding.failure
@@ -281,9 +388,10 @@ fn print_text(report: &Report, path: &Path) -> anyhow::Result<()> {
         }
     }
     outln!(
-        "{} accept garbage, {} reject their expected output, {} unusable",
+        "{} accept garbage, {} reject their expected output, {} fail (checker_error), {} unusable",
         report.accepts_garbage,
         report.rejects_expected,
+        report.checker_errors,
         report.unusable
     )?;
     for line in &report.bad_lines {

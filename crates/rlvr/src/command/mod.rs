@@ -16,5 +16,6 @@ pub(crate) mod show;
 pub(crate) mod split;
 pub(crate) mod stats;
 pub(crate) mod synth;
+pub(crate) mod testlib_header;
 pub(crate) mod validate;
 pub(crate) mod verify;

@@ -60,6 +60,10 @@ pub(crate) struct Args {
     /// Run with whatever sandbox protections this machine has.
     #[arg(long)]
     allow_degraded: bool,
+    /// Your copy of testlib.h, put in place of a C++ checker's `#include "testlib.h"`
+    /// (`checker_cpp` ground truths; rlvr ships none).
+    #[arg(long, value_name = "PATH")]
+    testlib_header: Option<PathBuf>,
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
@@ -155,5 +159,8 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
         header_timeout,
         body_timeout,
         idle_timeout,
+        testlib_header: crate::command::testlib_header::read_testlib_header(
+            args.testlib_header.as_deref(),
+        )?,
     })
 }

@@ -4,7 +4,7 @@
 //! `--out FILE` is written to a temporary beside it and moved into place at the end (never
 //! over the jobs or dataset file); on Ctrl-C or SIGTERM the results finished by then are moved
 //! into place (exit 130), on a write error nothing is (exit 6). Exit 1 when some job was
-//! `invalid_job` or `sandbox_error`.
+//! unscored: `invalid_job`, `sandbox_error`, `language_unavailable` or `checker_error`.
 //!
 //! A job scored against a `--dataset` row carries `"answer_may_vary"` (issue 25): `true`, with
 //! the phrases, when the row's statement accepts more than one answer, so a trainer can mask
@@ -83,6 +83,10 @@ pub(crate) struct Args {
     /// Print every profile's rules as one table and exit.
     #[arg(long)]
     list_profiles: bool,
+    /// Your copy of testlib.h, put in place of a C++ checker's `#include "testlib.h"`
+    /// (`checker_cpp` ground truths; rlvr ships none).
+    #[arg(long, value_name = "PATH")]
+    testlib_header: Option<PathBuf>,
 }
 
 /// What a worker hands back: the job's position, its id and the result, or `None` when the
@@ -115,6 +119,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         }
         rlvr_output::refuse_overwriting_inputs(&inputs, &[out.as_path()])?;
     }
+    let testlib_header =
+        crate::command::testlib_header::read_testlib_header(args.testlib_header.as_deref())?;
     let input = open_jobs(&jobs_path)?;
     let dataset = match &args.dataset {
         Some(path) => Some(
@@ -136,6 +142,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         EngineConfig {
             workers,
             queue_capacity: workers * 4,
+            testlib_header,
         },
     );
 

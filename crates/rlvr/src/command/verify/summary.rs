@@ -66,7 +66,8 @@ impl Summary {
         self.jobs
     }
 
-    /// Results without a score: `invalid_job` (bad input) and `sandbox_error`.
+    /// Results without a score: `invalid_job` (bad input), `sandbox_error`,
+    /// `language_unavailable` and `checker_error`.
     pub(crate) fn unscored(&self) -> u64 {
         self.jobs - self.scored
     }

@@ -1,0 +1,34 @@
+//! `--testlib-header PATH` (verify, serve, check-checker; issue 25): the user's copy of
+//! testlib.h, put in place of a C++ checker's `#include "testlib.h"`. rlvr ships none.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::exit::{Failure, USAGE};
+
+/// Reads the header at `path` (absent: `None`). A file that cannot be read, is empty, or is
+/// not UTF-8 text is a usage error naming it.
+pub(crate) fn read_testlib_header(path: Option<&Path>) -> anyhow::Result<Option<Arc<str>>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let bytes = fs_err::read(path).map_err(|error| Failure::new(USAGE, error.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|error| {
+        Failure::new(
+            USAGE,
+            format!(
+                "{}: --testlib-header must be a C++ header in UTF-8; byte offset {} is not",
+                path.display(),
+                error.utf8_error().valid_up_to()
+            ),
+        )
+    })?;
+    if text.trim().is_empty() {
+        return Err(Failure::new(
+            USAGE,
+            format!("{}: --testlib-header is empty", path.display()),
+        )
+        .into());
+    }
+    Ok(Some(Arc::from(text)))
+}
