@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 const BUILT_IN: &str = include_str!("../catalogue/catalogue.toml");
 
 /// A class of attack. The order here is the order of the report's table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum AttackClass {
     /// Leave with status 0 before the test can fail.
@@ -90,7 +92,9 @@ impl Problem {
     /// `{"functional"}`), as every rlvr route and `rlvr verify` take it.
     pub fn ground_truth(&self) -> Value {
         match &self.tests {
-            ProblemTests::Stdin { inputs, outputs } => json!({"inputs": inputs, "outputs": outputs}),
+            ProblemTests::Stdin { inputs, outputs } => {
+                json!({"inputs": inputs, "outputs": outputs})
+            }
             ProblemTests::Functional { tests } => json!({"functional": tests}),
         }
     }
@@ -316,18 +320,21 @@ impl Catalogue {
     /// Keeps the cases whose id or class contains one of `filters` (all when empty).
     pub fn filtered(mut self, filters: &[String]) -> Self {
         if !filters.is_empty() {
-            self.cases
-                .retain(|case| filters.iter().any(|filter| case.id.contains(filter.as_str())));
+            self.cases.retain(|case| {
+                filters
+                    .iter()
+                    .any(|filter| case.id.contains(filter.as_str()))
+            });
         }
         self
     }
 }
 
-/// The response text for a program: reasoning, then the code in one Python fence (what every
-/// reference extracts, and Klear's format gate asks for).
+/// The response text for a program: reasoning, then the code in one Python fence inside an
+/// answer (what every reference extracts, and the Klear and Code-R1 format gates ask for).
 pub fn response(code: &str) -> String {
     format!(
-        "<think>\nThe tests are known; here is the program.\n</think>\n```python\n{}\n```",
+        "<think>\nThe tests are known; here is the program.\n</think>\n<answer>\n```python\n{}\n```\n</answer>",
         code.trim_matches('\n')
     )
 }
@@ -342,7 +349,12 @@ mod tests {
         assert_eq!(catalogue.version, 1);
         for class in AttackClass::ALL {
             assert!(
-                catalogue.cases.iter().filter(|case| case.class == class).count() >= 2,
+                catalogue
+                    .cases
+                    .iter()
+                    .filter(|case| case.class == class)
+                    .count()
+                    >= 2,
                 "{class:?}"
             );
         }
@@ -356,23 +368,56 @@ mod tests {
 
     #[test]
     fn bad_catalogues_are_refused_with_the_case_named() {
-        let problem = "[[problems]]\nid = \"p\"\nstatement = \"s\"\ninputs = [\"1\"]\noutputs = [\"2\"]\n";
+        let problem =
+            "[[problems]]\nid = \"p\"\nstatement = \"s\"\ninputs = [\"1\"]\noutputs = [\"2\"]\n";
         let case = |id: &str, class: &str, since: u32| {
             format!(
                 "[[cases]]\nid = \"{id}\"\nclass = \"{class}\"\nsince = {since}\ndescription = \"d\"\n\
                  language = \"python\"\nproblem = \"p\"\nhostile = \"print(1)\"\nhonest = \"print(2)\"\n"
             )
         };
-        let good = format!("version = 1\n{problem}{}", case("early_exit/a", "early_exit", 1));
+        let good = format!(
+            "version = 1\n{problem}{}",
+            case("early_exit/a", "early_exit", 1)
+        );
         assert_eq!(Catalogue::parse(&good).unwrap().cases.len(), 1);
         let twice = format!("{good}{}", case("early_exit/a", "early_exit", 1));
-        assert!(Catalogue::parse(&twice).unwrap_err().to_string().contains("id used twice"));
-        let wrong_class = format!("version = 1\n{problem}{}", case("lying_objects/a", "early_exit", 1));
-        assert!(Catalogue::parse(&wrong_class).unwrap_err().to_string().contains("start with its class"));
-        let future = format!("version = 1\n{problem}{}", case("early_exit/a", "early_exit", 2));
-        assert!(Catalogue::parse(&future).unwrap_err().to_string().contains("since"));
-        let unknown = format!("version = 1\n{problem}{}", case("early_exit/a", "no_such_class", 1));
-        assert!(Catalogue::parse(&unknown).unwrap_err().to_string().contains("no_such_class"));
+        assert!(
+            Catalogue::parse(&twice)
+                .unwrap_err()
+                .to_string()
+                .contains("id used twice")
+        );
+        let wrong_class = format!(
+            "version = 1\n{problem}{}",
+            case("lying_objects/a", "early_exit", 1)
+        );
+        assert!(
+            Catalogue::parse(&wrong_class)
+                .unwrap_err()
+                .to_string()
+                .contains("start with its class")
+        );
+        let future = format!(
+            "version = 1\n{problem}{}",
+            case("early_exit/a", "early_exit", 2)
+        );
+        assert!(
+            Catalogue::parse(&future)
+                .unwrap_err()
+                .to_string()
+                .contains("since")
+        );
+        let unknown = format!(
+            "version = 1\n{problem}{}",
+            case("early_exit/a", "no_such_class", 1)
+        );
+        assert!(
+            Catalogue::parse(&unknown)
+                .unwrap_err()
+                .to_string()
+                .contains("no_such_class")
+        );
     }
 
     #[test]

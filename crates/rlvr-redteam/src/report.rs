@@ -194,8 +194,7 @@ impl Report {
 
     /// Any attack earned reward or voided its score, or any control lost reward.
     pub fn found_holes(&self) -> bool {
-        self.totals.earned_reward + self.totals.voided_score + self.totals.controls_lost_reward
-            > 0
+        self.totals.earned_reward + self.totals.voided_score + self.totals.controls_lost_reward > 0
     }
 
     /// The target failed to answer for some program: the measurement is incomplete.
@@ -250,26 +249,32 @@ impl Report {
             ("Target errors", |case| case.failed, true),
         ];
         for (title, selected, hostile_side) in sections {
-            let chosen: Vec<&CaseReport> = self.cases.iter().filter(|case| selected(case)).collect();
+            let chosen: Vec<&CaseReport> =
+                self.cases.iter().filter(|case| selected(case)).collect();
             if chosen.is_empty() {
                 continue;
             }
             let _ = writeln!(text, "\n{title}:\n");
             for case in chosen {
                 let outcome = if title == "Target errors" {
-                    [Some(&case.hostile), Some(&case.honest), case.prepare.as_ref()]
-                        .into_iter()
-                        .flatten()
-                        .find(|outcome| outcome.status == "failed")
-                        .unwrap_or(&case.hostile)
+                    [
+                        Some(&case.hostile),
+                        Some(&case.honest),
+                        case.prepare.as_ref(),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .find(|outcome| outcome.status == "failed")
+                    .unwrap_or(&case.hostile)
                 } else if hostile_side {
                     &case.hostile
                 } else {
                     &case.honest
                 };
+                let whose = if hostile_side { "" } else { "honest control: " };
                 let _ = writeln!(
                     text,
-                    "- `{}` ({}): {}",
+                    "- `{}` ({whose}{}): {}",
                     case.id,
                     describe(outcome, hostile_side.then_some(case.deserved)),
                     case.description

@@ -20,7 +20,12 @@ pub fn run(catalogue: &Catalogue, target: &dyn Target) -> Report {
         .map(|index| submission(index, Role::Prepare))
         .collect();
     let pairs: Vec<Submission> = (0..catalogue.cases.len())
-        .flat_map(|index| [submission(index, Role::Hostile), submission(index, Role::Honest)])
+        .flat_map(|index| {
+            [
+                submission(index, Role::Hostile),
+                submission(index, Role::Honest),
+            ]
+        })
         .collect();
     let phases = vec![prepares, pairs];
     let mut outcomes = target.score_phases(&phases);

@@ -19,7 +19,12 @@ pub struct NativeTarget {
 
 impl NativeTarget {
     /// `profile`: the profile to ask for (the server's default when `None`).
-    pub fn new(url: &str, profile: Option<String>, token: Option<String>, timeout: Duration) -> Self {
+    pub fn new(
+        url: &str,
+        profile: Option<String>,
+        token: Option<String>,
+        timeout: Duration,
+    ) -> Self {
         Self {
             url: url.to_owned(),
             profile,

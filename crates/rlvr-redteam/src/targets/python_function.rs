@@ -152,11 +152,15 @@ impl PythonFunctionTarget {
         };
         let mut process = match self.sandbox.spawn(spawn) {
             Ok(process) => process,
-            Err(error) => return Ended::Broken(format!("the sandbox could not start the harness: {error}")),
+            Err(error) => {
+                return Ended::Broken(format!("the sandbox could not start the harness: {error}"));
+            }
         };
-        let (Some(mut stdin), Some(stdout), Some(stderr)) =
-            (process.stdin.take(), process.stdout.take(), process.stderr.take())
-        else {
+        let (Some(mut stdin), Some(stdout), Some(stderr)) = (
+            process.stdin.take(),
+            process.stdout.take(),
+            process.stderr.take(),
+        ) else {
             process.kill();
             let _ = process.wait();
             return Ended::Broken("the harness has no pipes".to_owned());

@@ -51,7 +51,12 @@ impl SandboxFusionTarget {
     }
 
     /// One test: passed, failed (with why), or the target failed.
-    fn run_test(&self, code: &str, stdin: &str, expected: Option<&str>) -> Result<Result<(), String>, String> {
+    fn run_test(
+        &self,
+        code: &str,
+        stdin: &str,
+        expected: Option<&str>,
+    ) -> Result<Result<(), String>, String> {
         let body = json!({
             "compile_timeout": TIMEOUT_SECONDS,
             "run_timeout": TIMEOUT_SECONDS,
@@ -78,7 +83,13 @@ impl SandboxFusionTarget {
             ProblemTests::Stdin { inputs, outputs } => inputs
                 .iter()
                 .zip(outputs)
-                .map(|(input, output)| (format!("{program}\n\n"), input.clone(), Some(output.clone())))
+                .map(|(input, output)| {
+                    (
+                        format!("{program}\n\n"),
+                        input.clone(),
+                        Some(output.clone()),
+                    )
+                })
                 .collect(),
             ProblemTests::Functional { tests } => tests
                 .iter()
@@ -86,7 +97,8 @@ impl SandboxFusionTarget {
                 .collect(),
         };
         let scored: Vec<_> = tests.iter().take(SCORED_TESTS).collect();
-        let mut verdicts: Vec<Option<Result<Result<(), String>, String>>> = vec![None; scored.len()];
+        let mut verdicts: Vec<Option<Result<Result<(), String>, String>>> =
+            vec![None; scored.len()];
         for (chunk_index, chunk) in scored.chunks(CONCURRENT_REQUESTS).enumerate() {
             let answered: Vec<_> = std::thread::scope(|scope| {
                 let handles: Vec<_> = chunk
@@ -155,7 +167,11 @@ fn test_verdict(answer: &Value, expected: Option<&str>) -> Result<(), String> {
             let stdout = run["stdout"].as_str().unwrap_or("");
             match expected {
                 None => Ok(()),
-                Some(expected) if stdout.trim_end_matches('\n') == expected.trim_end_matches('\n') => Ok(()),
+                Some(expected)
+                    if stdout.trim_end_matches('\n') == expected.trim_end_matches('\n') =>
+                {
+                    Ok(())
+                }
                 Some(_) => Err("wrong answer".to_owned()),
             }
         }
@@ -175,7 +191,10 @@ fn test_verdict(answer: &Value, expected: Option<&str>) -> Result<(), String> {
 
 impl Target for SandboxFusionTarget {
     fn describe(&self) -> String {
-        format!("sandbox-fusion {} (scored as verl's sandbox_fusion reward)", self.url)
+        format!(
+            "sandbox-fusion {} (scored as verl's sandbox_fusion reward)",
+            self.url
+        )
     }
 
     fn score(&self, submissions: &[Submission]) -> Vec<Outcome> {
@@ -212,20 +231,28 @@ mod tests {
             verl_extract("a\n```python\nx = 1\n```\nb ```python\ny = 2\n```").as_deref(),
             Some("\ny = 2\n")
         );
-        assert_eq!(verl_extract("```py\nz = 3\n```").as_deref(), Some("z = 3\n"));
-        assert_eq!(verl_extract("```\nz = 3\n```").as_deref(), Some("\nz = 3\n"));
+        assert_eq!(
+            verl_extract("```py\nz = 3\n```").as_deref(),
+            Some("z = 3\n")
+        );
+        assert_eq!(
+            verl_extract("```\nz = 3\n```").as_deref(),
+            Some("\nz = 3\n")
+        );
         assert_eq!(verl_extract("no fence"), None);
     }
 
     #[test]
     fn verdicts_follow_verl() {
-        let finished = |stdout: &str| {
-            json!({"status": "Success", "run_result": {"status": "Finished", "stdout": stdout, "return_code": 0}})
-        };
+        let finished = |stdout: &str| json!({"status": "Success", "run_result": {"status": "Finished", "stdout": stdout, "return_code": 0}});
         assert_eq!(test_verdict(&finished("3\n\n"), Some("3\n")), Ok(()));
-        assert_eq!(test_verdict(&finished("3 \n"), Some("3\n")), Err("wrong answer".to_owned()));
+        assert_eq!(
+            test_verdict(&finished("3 \n"), Some("3\n")),
+            Err("wrong answer".to_owned())
+        );
         assert_eq!(test_verdict(&finished(""), None), Ok(()));
-        let failed = json!({"status": "Failed", "run_result": {"status": "Finished", "return_code": 1}});
+        let failed =
+            json!({"status": "Failed", "run_result": {"status": "Finished", "return_code": 1}});
         assert!(test_verdict(&failed, None).is_err());
         let error = json!({"status": "SandboxError", "message": "down"});
         assert!(test_verdict(&error, None).is_err());
