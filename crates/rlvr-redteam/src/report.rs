@@ -7,6 +7,10 @@ use crate::catalogue::{AttackClass, Catalogue};
 use crate::submission::{Role, Submission};
 use crate::target::Outcome;
 
+/// A section of the Markdown report: its title, which cases it lists, and whether it shows the
+/// hostile side (else the honest control).
+type Section = (&'static str, fn(&CaseReport) -> bool, bool);
+
 /// Rewards this close to a bound count as the bound (floating-point noise of pass rates).
 const TOLERANCE: f64 = 1e-9;
 
@@ -230,7 +234,7 @@ impl Report {
             row(&mut text, class.class.as_str(), &class.totals);
         }
         row(&mut text, "**all**", &self.totals);
-        let sections: [(&str, fn(&CaseReport) -> bool, bool); 4] = [
+        let sections: [Section; 4] = [
             (
                 "Attacks that earned reward",
                 |case| case.attack_earned_reward,
