@@ -17,7 +17,7 @@ pub use catalogue::{
     AttackClass, Case, Catalogue, CatalogueError, Problem, ProblemTests, response,
 };
 pub use report::{CaseReport, ClassRow, Report, RoleOutcome, Totals};
-pub use run::run;
+pub use run::{phases, run};
 pub use submission::{Role, Submission};
 pub use target::{Outcome, ScoreRange, Target};
 pub use targets::native::NativeTarget;

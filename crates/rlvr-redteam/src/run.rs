@@ -8,9 +8,9 @@ use crate::report::Report;
 use crate::submission::{Role, Submission};
 use crate::target::{Outcome, Target};
 
-/// Runs every case of `catalogue` against `target`.
-pub fn run(catalogue: &Catalogue, target: &dyn Target) -> Report {
-    let started = Instant::now();
+/// The submissions of a run, in phases: every `prepare` program, then each case's hostile
+/// program and honest control.
+pub fn phases(catalogue: &Catalogue) -> Vec<Vec<Submission>> {
     let submission = |index: usize, role: Role| {
         let case = &catalogue.cases[index];
         Submission::new(index, case, role, &catalogue.problems[case.problem])
@@ -27,7 +27,13 @@ pub fn run(catalogue: &Catalogue, target: &dyn Target) -> Report {
             ]
         })
         .collect();
-    let phases = vec![prepares, pairs];
+    vec![prepares, pairs]
+}
+
+/// Runs every case of `catalogue` against `target`.
+pub fn run(catalogue: &Catalogue, target: &dyn Target) -> Report {
+    let started = Instant::now();
+    let phases = phases(catalogue);
     let mut outcomes = target.score_phases(&phases);
     // A target that answered fewer outcomes than submissions failed the rest.
     for (phase, answered) in phases.iter().zip(outcomes.iter_mut()) {

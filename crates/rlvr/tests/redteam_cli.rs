@@ -514,3 +514,39 @@ fn the_catalogue_lists_every_class_with_versions() {
         assert!(!case["description"].as_str().unwrap().is_empty());
     }
 }
+
+/// `--export-jobs` is the catalogue as `rlvr verify` job lines: the judge scores every hostile
+/// program 0 and every honest one 1.0 there too.
+#[test]
+fn exported_jobs_score_the_same_under_rlvr_verify() {
+    let exported = redteam(&[
+        "--export-jobs",
+        "--only",
+        "lying_objects",
+        "--only",
+        "cross_job_state",
+    ]);
+    assert!(exported.status.success());
+    let directory = tempfile::tempdir().unwrap();
+    let jobs = directory.path().join("jobs.jsonl");
+    std::fs::write(&jobs, &exported.stdout).unwrap();
+    let text = String::from_utf8(exported.stdout).unwrap();
+    assert_eq!(text.lines().count(), 2 + 2 * 6, "{text}");
+    assert!(text.lines().next().unwrap().contains("#prepare"), "{text}");
+    let output = Command::new(env!("CARGO_BIN_EXE_rlvr"))
+        .arg("verify")
+        .arg(&jobs)
+        .env("RLVR_SANDBOX_UID", UID)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    for line in String::from_utf8(output.stdout).unwrap().lines() {
+        let result: Value = serde_json::from_str(line).unwrap();
+        let id = result["id"].as_str().unwrap();
+        if id.ends_with("#hostile") {
+            assert_eq!(result["score"], 0.0, "{result}");
+        } else {
+            assert_eq!(result["score"], 1.0, "{result}");
+        }
+    }
+}

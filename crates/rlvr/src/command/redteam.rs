@@ -74,6 +74,11 @@ pub(crate) struct Args {
     /// Print the catalogue (id, class, version, description) and exit.
     #[arg(long)]
     list: bool,
+    /// Print every program of the catalogue as an `rlvr verify` job line (`{"id", "response",
+    /// "ground_truth"}`; ids `CASE#prepare`, `CASE#hostile`, `CASE#honest`, cross-job programs
+    /// first) and exit.
+    #[arg(long, conflicts_with = "list")]
+    export_jobs: bool,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -92,6 +97,19 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     let catalogue = catalogue.filtered(&args.only);
     if args.list {
         return list(&catalogue, args.json);
+    }
+    if args.export_jobs {
+        for submission in rlvr_redteam::phases(&catalogue).iter().flatten() {
+            outln!(
+                "{}",
+                serde_json::json!({
+                    "id": submission.id,
+                    "response": submission.response,
+                    "ground_truth": submission.ground_truth(),
+                })
+            )?;
+        }
+        return Ok(Status::Success);
     }
     if catalogue.cases.is_empty() {
         return Err(Failure::new(USAGE, "no case matches --only").into());
