@@ -293,7 +293,9 @@ impl Report {
 fn describe(outcome: &RoleOutcome, deserved: Option<f64>) -> String {
     match (outcome.reward, outcome.scaled) {
         (Some(reward), Some(scaled)) => {
-            let mut text = format!("reward {reward} (scaled {scaled:.2}");
+            // Four decimals at most: 2p-1 of a third is 0.33333333333333326 in binary.
+            let shown = (reward * 1e4).round() / 1e4;
+            let mut text = format!("reward {shown} (scaled {scaled:.2}");
             if let Some(deserved) = deserved.filter(|deserved| *deserved > 0.0) {
                 let _ = write!(text, ", deserved {deserved:.2}");
             }
