@@ -10,6 +10,7 @@
 //! | 5 | a downloaded file did not match its checksum (it was deleted) |
 //! | 6 | an output could not be written (disk full, I/O error); nothing appeared under its name and the previous file is untouched |
 //! | 7 | `serve` refused to listen beyond loopback without a token (`--token-file`, or `--insecure-no-auth`) |
+//! | 8 | `redteam`: the target could not be reached or failed to answer for some response |
 //! | 130 | `verify` interrupted (Ctrl-C, SIGTERM) after writing every finished result |
 //!
 //! Other commands stopped by SIGINT, SIGTERM or SIGHUP remove their unfinished outputs and die
@@ -49,6 +50,8 @@ pub(crate) const CHECKSUM_MISMATCH: u8 = 5;
 pub(crate) const OUTPUT_FAILED: u8 = 6;
 /// Exit status when `serve` would listen beyond loopback without a token.
 pub(crate) const UNAUTHENTICATED_EXPOSURE: u8 = 7;
+/// Exit status when `redteam`'s target could not be reached or failed to answer.
+pub(crate) const TARGET_FAILED: u8 = 8;
 
 impl Failure {
     pub(crate) fn new(code: u8, message: impl Into<String>) -> Self {

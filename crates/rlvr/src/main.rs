@@ -57,6 +57,8 @@ enum Command {
     Audit(command::audit::Args),
     /// Probe each record's checker: it must accept the expected output and reject garbage.
     CheckChecker(command::check_checker::Args),
+    /// Run a catalogue of hostile responses (each with an honest control) against a code reward.
+    Redteam(command::redteam::Args),
 }
 
 fn main() -> ExitCode {
@@ -66,7 +68,11 @@ fn main() -> ExitCode {
     // `doctor` write no file. Every other command removes its unfinished outputs first.
     let handles_signals = matches!(
         cli.command,
-        Command::Verify(_) | Command::Serve(_) | Command::Run(_) | Command::Doctor(_)
+        Command::Verify(_)
+            | Command::Serve(_)
+            | Command::Run(_)
+            | Command::Doctor(_)
+            | Command::Redteam(_)
     );
     if !handles_signals && let Err(error) = rlvr_output::install_signal_cleanup() {
         eprintln!("rlvr: error: installing the signal handler: {error}");
@@ -90,6 +96,7 @@ fn main() -> ExitCode {
         Command::Card(args) => command::card::run(args),
         Command::Audit(args) => command::audit::run(args),
         Command::CheckChecker(args) => command::check_checker::run(args),
+        Command::Redteam(args) => command::redteam::run(args),
     };
     exit::to_exit_code(outcome)
 }

@@ -91,6 +91,39 @@ def enum_value(value):
     return False, None
 
 
+# Names a subclass of a builtin atom type may define and still be that type's value (issue 27:
+# an honest `class Number(int): pass` crossed as a handle and lost every comparison).
+CODEC_INERT_NAMES = frozenset(("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
+                               "__slots__", "__annotations__", "__firstlineno__",
+                               "__static_attributes__", "__orig_bases__", "__parameters__"))
+# The builtin atom types a plain subclass reduces to, each with the base's own conversion (called
+# unbound, so none of the subclass's code runs).
+CODEC_ATOM_BASES = ((int, int.__int__), (float, float.__float__), (str, str.__str__),
+                    (bytes, bytes.__bytes__), (complex, complex.__complex__))
+
+
+def plain_atom(value, kind):
+    """The builtin value of an instance of a subclass of int, float, str, bytes or complex whose
+    classes define nothing but inert names (or an attribute that is the base's own, such as
+    `__hash__ = int.__hash__`): every comparison, hash and operator of such a value is the
+    base's, so it is data. `(False, None)` for anything else, which stays a handle."""
+    if type(kind) is not type:
+        return False, None
+    for base, convert in CODEC_ATOM_BASES:
+        if kind is base or not issubclass(kind, base):
+            continue
+        for cls in kind.__mro__:
+            if cls is base:
+                return True, convert(value)
+            if type(cls) is not type:
+                return False, None
+            for name, attribute in vars(cls).items():
+                if name not in CODEC_INERT_NAMES and attribute is not base.__dict__.get(name, CODEC_INERT_NAMES):
+                    return False, None
+        return False, None
+    return False, None
+
+
 def namedtuple_fields(kind):
     """The field names of a namedtuple class, or None."""
     if not issubclass(kind, tuple) or kind is tuple:
@@ -170,6 +203,10 @@ def encode_values(values, classes, numpy_as_plain=False, opaque=None):
             if is_member:
                 nodes[0] -= 1
                 return reference(member_value)
+            is_plain, plain_value = plain_atom(value, kind)
+            if is_plain:
+                nodes[0] -= 1
+                return reference(plain_value)
             if numpy_as_plain and kind.__module__ == "numpy" and hasattr(kind, "tolist"):
                 nodes[0] -= 1
                 return reference(value.tolist())

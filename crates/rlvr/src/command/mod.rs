@@ -10,6 +10,7 @@ pub(crate) mod export;
 pub(crate) mod fetch;
 pub(crate) mod import;
 pub(crate) mod products_common;
+pub(crate) mod redteam;
 pub(crate) mod run;
 pub(crate) mod serve;
 pub(crate) mod show;

@@ -416,7 +416,7 @@ fn result_line(id: Value, result: JobResult, details: bool, marks: Marks) -> Str
 
 /// The Klear prefix imports numpy and pandas; without them every functional test would fail
 /// silently, so refuse instead.
-fn require_scientific_modules(sandbox: &Sandbox) -> anyhow::Result<()> {
+pub(crate) fn require_scientific_modules(sandbox: &Sandbox) -> anyhow::Result<()> {
     let probe = sandbox
         .run(&RunRequest::python("import numpy, pandas"))
         .map_err(|error| Failure::new(SANDBOX_UNAVAILABLE, error.to_string()))?;
