@@ -24,6 +24,8 @@ impl ProfileTarget {
             EngineConfig {
                 workers,
                 queue_capacity: workers * 4,
+                // The catalogue names no C++ checker.
+                testlib_header: None,
             },
         );
         Self {
