@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::language::Language;
@@ -41,10 +41,12 @@ pub struct Unavailable {
     pub package: &'static str,
 }
 
-/// Every compiled or interpreted language's toolchain, probed once per process.
+/// Every compiled or interpreted language's toolchain, each probed on its first use (a run
+/// that only judges Python never starts a compiler to ask its version) and then remembered.
 #[derive(Debug, Clone, Default)]
 pub struct Toolchains {
-    found: BTreeMap<Language, Result<Toolchain, Unavailable>>,
+    found: Arc<BTreeMap<Language, OnceLock<Result<Toolchain, Unavailable>>>>,
+    disabled: Arc<[Language]>,
 }
 
 /// Where each toolchain is expected, what it is called, and how to ask its version.
@@ -183,7 +185,7 @@ fn probe(expected: &Expected) -> Result<Toolchain, Unavailable> {
 }
 
 impl Toolchains {
-    /// Probes every toolchain (each `--version` once, in parallel). Languages named in
+    /// This machine's toolchains, none probed yet. Languages named in
     /// `$RLVR_DISABLE_LANGUAGES` (comma-separated) are unavailable without a probe: an
     /// operator's switch, and how tests see a machine without a toolchain.
     pub fn discover() -> Self {
@@ -192,77 +194,80 @@ impl Toolchains {
             .split(',')
             .filter_map(|name| Language::from_name(name).map(|choice| choice.language))
             .collect();
-        let found = std::thread::scope(|scope| {
-            let probes: Vec<_> = EXPECTED
-                .iter()
-                .map(|expected| {
-                    let disabled = disabled.contains(&expected.language);
-                    let handle = scope.spawn(move || {
-                        if disabled {
-                            return Err(Unavailable {
-                                language: expected.language,
-                                reason: "disabled by RLVR_DISABLE_LANGUAGES".to_owned(),
-                                package: expected.package,
-                            });
-                        }
-                        probe(expected)
-                    });
-                    (expected.language, handle)
-                })
-                .collect();
-            probes
-                .into_iter()
-                .map(|(language, handle)| {
-                    let result = handle.join().unwrap_or_else(|_| {
-                        Err(Unavailable {
-                            language,
-                            reason: "the version probe panicked".to_owned(),
-                            package: "",
-                        })
-                    });
-                    (language, result)
-                })
-                .collect()
-        });
-        Self { found }
+        Self {
+            found: Arc::new(
+                EXPECTED
+                    .iter()
+                    .map(|expected| (expected.language, OnceLock::new()))
+                    .collect(),
+            ),
+            disabled: disabled.into(),
+        }
     }
 
-    /// The process's toolchains, probed on first use.
+    /// The process's toolchains.
     pub fn shared() -> &'static Toolchains {
         static SHARED: OnceLock<Toolchains> = OnceLock::new();
         SHARED.get_or_init(Self::discover)
     }
 
-    /// The toolchain of `language`, or why it is unavailable (Python is the sandbox's own
-    /// interpreter and is never listed here).
+    /// The toolchain of `language` (probed now if this is its first use), or why it is
+    /// unavailable (Python is the sandbox's own interpreter and is never listed here).
     pub fn get(&self, language: Language) -> Result<&Toolchain, &Unavailable> {
         match self.found.get(&language) {
-            Some(Ok(toolchain)) => Ok(toolchain),
-            Some(Err(unavailable)) => Err(unavailable),
+            Some(found) => found
+                .get_or_init(|| self.probe_language(language))
+                .as_ref(),
             None => Err(&NOT_PROBED),
         }
     }
 
-    /// Every probed language with its toolchain or the reason it is missing.
+    fn probe_language(&self, language: Language) -> Result<Toolchain, Unavailable> {
+        let Some(expected) = EXPECTED.iter().find(|expected| expected.language == language)
+        else {
+            return Err(NOT_PROBED.clone());
+        };
+        if self.disabled.contains(&language) {
+            return Err(Unavailable {
+                language,
+                reason: "disabled by RLVR_DISABLE_LANGUAGES".to_owned(),
+                package: expected.package,
+            });
+        }
+        probe(expected)
+    }
+
+    /// Every language with its toolchain or the reason it is missing; the ones not used yet
+    /// are probed now, in parallel.
     pub fn all(&self) -> impl Iterator<Item = (Language, Result<&Toolchain, &Unavailable>)> {
+        std::thread::scope(|scope| {
+            for language in self.found.keys() {
+                scope.spawn(move || {
+                    let _ = self.get(*language);
+                });
+            }
+        });
         self.found
-            .iter()
-            .map(|(language, found)| (*language, found.as_ref()))
+            .keys()
+            .map(|language| (*language, self.get(*language)))
     }
 
     /// Toolchains as given (tests: a machine without one, a fake version).
     pub fn from_results(results: Vec<Result<Toolchain, Unavailable>>) -> Self {
         Self {
-            found: results
-                .into_iter()
-                .map(|result| {
-                    let language = match &result {
-                        Ok(toolchain) => toolchain.language,
-                        Err(unavailable) => unavailable.language,
-                    };
-                    (language, result)
-                })
-                .collect(),
+            found: Arc::new(
+                results
+                    .into_iter()
+                    .map(|result| {
+                        let language = match &result {
+                            Ok(toolchain) => toolchain.language,
+                            Err(unavailable) => unavailable.language,
+                        };
+                        (language, OnceLock::from(result))
+                    })
+                    .collect(),
+            ),
+            disabled: Arc::from([]),
         }
     }
 }
@@ -276,6 +281,21 @@ static NOT_PROBED: Unavailable = Unavailable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nothing_is_probed_before_a_language_is_used() {
+        let toolchains = Toolchains::discover();
+        assert_eq!(toolchains.found.len(), EXPECTED.len());
+        assert!(toolchains.found.values().all(|found| found.get().is_none()));
+        let _ = toolchains.get(Language::C);
+        let probed: Vec<Language> = toolchains
+            .found
+            .iter()
+            .filter(|(_, found)| found.get().is_some())
+            .map(|(language, _)| *language)
+            .collect();
+        assert_eq!(probed, [Language::C]);
+    }
 
     #[test]
     fn a_missing_executable_is_unavailable_with_its_package() {
