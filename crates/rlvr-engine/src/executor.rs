@@ -623,6 +623,8 @@ impl Session {
             Some(functional) => vec![&functional.prelude, &functional.solution],
             None => vec![&whole],
         };
+        let mut preload = plan.required_modules.clone();
+        preload.extend(&plan.preloaded_modules);
         let report = self
             .runner
             .load_bounded(
@@ -632,7 +634,7 @@ impl Session {
                 } else {
                     filename
                 },
-                &plan.required_modules,
+                &preload,
                 harness(plan.runner),
                 Some(compile_budget),
             )

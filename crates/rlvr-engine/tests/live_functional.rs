@@ -95,3 +95,25 @@ fn the_engine_counts_tampering_per_kind() {
     );
     engine.shutdown();
 }
+
+#[test]
+fn each_test_child_draws_its_own_random_numbers_from_the_preloaded_module() {
+    // The runner imports the prelude's modules (random among them) once before it forks the
+    // tests' children: each child must still draw as a fresh process would, not replay the
+    // runner's state. The referee's job process keeps what earlier tests saw in `sys`.
+    let tests: Vec<String> = (0..6)
+        .map(|_| {
+            "import sys\nseen = sys.__dict__.setdefault('_rlvr_seen', [])\nvalue = draw()\nassert value not in seen\nseen.append(value)".to_owned()
+        })
+        .collect();
+    let truth = serde_json::json!({ "functional": tests });
+    let engine = engine_with(1);
+    let results = score_all(
+        &engine,
+        vec![job(
+            "import random\nfirst = random.random()\ndef draw():\n    return (first, random.getrandbits(64))",
+            truth,
+        )],
+    );
+    assert_eq!((results[0].passed, results[0].total), (6, 6), "{results:?}");
+}

@@ -215,15 +215,15 @@ impl Toolchains {
     /// unavailable (Python is the sandbox's own interpreter and is never listed here).
     pub fn get(&self, language: Language) -> Result<&Toolchain, &Unavailable> {
         match self.found.get(&language) {
-            Some(found) => found
-                .get_or_init(|| self.probe_language(language))
-                .as_ref(),
+            Some(found) => found.get_or_init(|| self.probe_language(language)).as_ref(),
             None => Err(&NOT_PROBED),
         }
     }
 
     fn probe_language(&self, language: Language) -> Result<Toolchain, Unavailable> {
-        let Some(expected) = EXPECTED.iter().find(|expected| expected.language == language)
+        let Some(expected) = EXPECTED
+            .iter()
+            .find(|expected| expected.language == language)
         else {
             return Err(NOT_PROBED.clone());
         };

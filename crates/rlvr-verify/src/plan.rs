@@ -14,7 +14,7 @@ use crate::exit_code::{ExitCodePolicy, Runner};
 use crate::job_result::{JobResult, Status};
 use crate::language_selection::{LanguageRequest, select_code};
 use crate::limits::{Limits, MAX_JOB_DEADLINE};
-use crate::prelude::judge_prefix;
+use crate::prelude::{REFERENCE_IMPORTS, STANDARD_IMPORTS, imported_modules, judge_prefix};
 use crate::profile::{Profile, ProfileName};
 use crate::program_text::{ProgramText, SharedHeads};
 use crate::scoring::{PRIME_SCORED_TESTS, Scoring};
@@ -121,6 +121,9 @@ pub struct ExecutionPlan {
     pub limits: Limits,
     /// Python modules the interpreter must be able to import for this plan.
     pub required_modules: Vec<&'static str>,
+    /// Modules every program of this plan imports first (its import block): the runner imports
+    /// them once, before it forks a test, instead of each test loading them again.
+    pub preloaded_modules: Vec<&'static str>,
     /// Judge functional tests: run live between the referee and the solution's child
     /// (issue 22; docs/profiles.md).
     pub live_functional: Option<LiveFunctional>,
@@ -295,6 +298,16 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
             prelude: judge_prefix(),
             solution: code.clone(),
         });
+    let preloaded_modules = if live_functional.is_some() {
+        imported_modules(STANDARD_IMPORTS)
+    } else if programs
+        .iter()
+        .any(|program| program.source.contains(REFERENCE_IMPORTS))
+    {
+        imported_modules(REFERENCE_IMPORTS)
+    } else {
+        Vec::new()
+    };
     Plan::Execute(ExecutionPlan {
         profile: profile.name,
         programs,
@@ -309,6 +322,7 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
         } else {
             Vec::new()
         },
+        preloaded_modules,
         live_functional,
         language,
     })

@@ -205,3 +205,66 @@ pub fn rllm_prefix() -> String {
 pub fn judge_prefix() -> String {
     format!("{STANDARD_IMPORTS}\n\n{LEETCODE_HELPERS}")
 }
+
+/// The modules an import block imports (`import a, b as c` and `from a.b import x` lines;
+/// continuation lines of a parenthesized name list are skipped), each once, in order. A runner
+/// imports them once before it forks any test of a program that starts with the block (issue
+/// 22: 18 module loads per functional test saved): each test's program imports them again and
+/// finds them in `sys.modules`. A forked child owns its copy of each module as a fresh process
+/// would, and `random` reseeds itself in every forked child.
+pub fn imported_modules(block: &'static str) -> Vec<&'static str> {
+    let mut modules: Vec<&'static str> = Vec::new();
+    for line in block.lines() {
+        let named: Vec<&'static str> = if let Some(rest) = line.strip_prefix("import ") {
+            rest.split(',')
+                .filter_map(|part| part.split_whitespace().next())
+                .collect()
+        } else if let Some(rest) = line.strip_prefix("from ") {
+            rest.split_whitespace().next().into_iter().collect()
+        } else {
+            Vec::new()
+        };
+        for module in named {
+            if !modules.contains(&module) {
+                modules.push(module);
+            }
+        }
+    }
+    modules
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn import_blocks_name_their_modules_once_in_order() {
+        assert_eq!(
+            imported_modules(STANDARD_IMPORTS),
+            [
+                "bisect",
+                "collections",
+                "copy",
+                "datetime",
+                "functools",
+                "heapq",
+                "io",
+                "itertools",
+                "math",
+                "operator",
+                "os",
+                "random",
+                "re",
+                "string",
+                "sys",
+                "os.path",
+                "time",
+                "typing"
+            ]
+        );
+        let reference = imported_modules(REFERENCE_IMPORTS);
+        assert_eq!(reference.first(), Some(&"itertools"));
+        assert!(reference.contains(&"numpy") && reference.contains(&"pandas"));
+        assert!(!reference.contains(&"np") && !reference.contains(&"search"));
+    }
+}
