@@ -1,5 +1,5 @@
 //! Issue 14: the plans of the reference profiles follow the upstream code (the differential
-//! test in crates/rlvr/tests/reference_differential.rs checks the scores end to end).
+//! test in crates/rlvr/tests/cli/reference_differential.rs checks the scores end to end).
 
 use std::time::Duration;
 
