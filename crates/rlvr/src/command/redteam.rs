@@ -63,7 +63,7 @@ pub(crate) struct Args {
     #[arg(long, default_value_t = 900.0)]
     http_timeout: f64,
     /// Engine workers for --profile (default: one per core).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::command::parse_workers)]
     workers: Option<usize>,
     /// Run only the cases whose id contains one of these (a class name selects its class).
     #[arg(long, value_name = "TEXT")]
@@ -176,9 +176,6 @@ fn build_target(args: &Args) -> anyhow::Result<Box<dyn Target>> {
         return Err(usage(
             "--score-range applies to --openrlhf and --python (rlvr targets scale by their profile)",
         ));
-    }
-    if args.workers == Some(0) {
-        return Err(usage("--workers must be at least 1"));
     }
     let token = read_token(args.token_file.as_ref())?;
     let http_timeout = seconds("--http-timeout", args.http_timeout)?;

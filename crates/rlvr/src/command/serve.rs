@@ -19,7 +19,7 @@ pub(crate) struct Args {
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
     /// Jobs run at once, each in its own sandbox (default: one per core).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::command::parse_workers)]
     workers: Option<usize>,
     /// Jobs admitted and not yet finished over all requests; beyond it requests get 429.
     #[arg(long, default_value_t = 16_384)]
@@ -146,7 +146,7 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
     let defaults = ServerConfig::default();
     Ok(ServerConfig {
         address: args.addr,
-        workers: args.workers.unwrap_or(defaults.workers).max(1),
+        workers: args.workers.unwrap_or(defaults.workers),
         max_queue: args.max_queue,
         max_body_bytes: args.max_body_bytes,
         max_jobs_per_request: args.max_jobs_per_request.min(args.max_queue),

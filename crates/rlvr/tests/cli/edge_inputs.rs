@@ -386,6 +386,8 @@ fn issue_13_verify_checks_its_limits_before_starting() {
         ["--memory-limit", "0"],
         ["--max-tests", "0"],
         ["--workers", "0"],
+        ["--workers", "18446744073709551615"],
+        ["--workers", "1025"],
     ] {
         let mut all = vec!["verify", "jobs.jsonl"];
         all.extend(arguments);
@@ -401,6 +403,31 @@ fn issue_13_verify_checks_its_limits_before_starting() {
             "{}",
             stderr(&output)
         );
+    }
+}
+
+#[test]
+fn issue_23_workers_are_bounded_alike_in_verify_serve_and_redteam() {
+    let directory = tempfile::tempdir().unwrap();
+    std::fs::write(directory.path().join("jobs.jsonl"), b"").unwrap();
+    for command in [
+        &["verify", "jobs.jsonl"][..],
+        &["serve", "--addr", "127.0.0.1:0"],
+        &["redteam", "--profile", "judge"],
+    ] {
+        for workers in ["0", "1025", "99999999999999999999"] {
+            let mut all = command.to_vec();
+            all.extend(["--workers", workers]);
+            let output = rlvr(&all, directory.path());
+            let message = stderr(&output);
+            assert_eq!(output.status.code(), Some(2), "{all:?}: {message}");
+            assert!(
+                message.contains("--workers") && message.contains("between 1 and 1024")
+                    || message.contains("not a whole number"),
+                "{all:?}: {message}"
+            );
+            assert!(!message.contains("panicked"), "{all:?}: {message}");
+        }
     }
 }
 

@@ -18,6 +18,7 @@ mod outputs;
 mod products;
 mod products_python;
 mod redteam;
+mod reference;
 mod reference_differential;
 mod reward_integrity_serve;
 mod reward_integrity_verify;

@@ -50,7 +50,7 @@ pub(crate) struct Args {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Jobs run at once, each in its own sandbox (default: one per core).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::command::parse_workers)]
     workers: Option<usize>,
     /// Seconds per test, replacing the profile's limit (at most 3600).
     #[arg(long, value_parser = parse_time_limit)]
@@ -104,7 +104,6 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         return Ok(Status::Success);
     }
     let profile = resolve_profile(&args)?;
-    check_limits(&args)?;
     let jobs_path = args
         .jobs
         .clone()
@@ -272,15 +271,6 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     } else {
         Status::Success
     })
-}
-
-/// Checked before the sandbox starts or any job is read (the limits are checked by their
-/// parsers).
-fn check_limits(args: &Args) -> anyhow::Result<()> {
-    if args.workers == Some(0) {
-        return Err(Failure::new(USAGE, "--workers must be at least 1").into());
-    }
-    Ok(())
 }
 
 /// `--time-limit`: validated before any work (a NaN or 1e300 once panicked the run).

@@ -4,15 +4,13 @@
 //! back, ends when told, and the tamper sensor reports what the solution tried. Isolation is the
 //! sandbox's job, tested there; the referee's side is tested in its own crate.
 
-mod common;
-
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
 use std::process::{Child, Command, Stdio};
 
+use crate::common::LIMITS;
 use command_fds::{CommandFdExt, FdMapping};
-use common::LIMITS;
 use rlvr_runner::{JudgeOptions, Runner, TestReport};
 use serde_json::{Value, json};
 
@@ -56,7 +54,7 @@ impl LiveEnd {
 pub fn start_live() -> (Child, Runner, LiveEnd) {
     let (child_reads, to_child) = std::io::pipe().unwrap();
     let (from_child, child_writes) = std::io::pipe().unwrap();
-    let mut command = Command::new(common::python());
+    let mut command = Command::new(crate::common::python());
     command
         .args(rlvr_runner::interpreter_arguments())
         .stdin(Stdio::piped())
@@ -327,7 +325,7 @@ fn malformed_requests_are_answered_as_the_solutions_error_not_a_crash() {
 
 #[test]
 fn a_runner_without_the_live_pipes_refuses_live_tests() {
-    let (_child, mut runner) = common::start();
+    let (_child, mut runner) = crate::common::start();
     runner.load(&["x = 1"], "solution.py", &[], None).unwrap();
     let report = runner
         .run_judge_test(

@@ -3,22 +3,10 @@
 
 use std::time::Duration;
 
-use rlvr_verify::{
-    ExecutionPlan, ExitCodePolicy, Plan, PlanOptions, Profile, ProfileName, Runner, Status,
-    TestSuite, plan,
-};
+use rlvr_verify::{ExitCodePolicy, Plan, PlanOptions, Profile, ProfileName, Runner, Status, plan};
 use serde_json::json;
 
-fn suite(value: serde_json::Value) -> TestSuite {
-    TestSuite::from_value(&value).expect("valid ground truth")
-}
-
-fn execute(plan: Plan) -> ExecutionPlan {
-    match plan {
-        Plan::Execute(execution) => execution,
-        Plan::Finished(result) => panic!("expected an execution plan, got {result:?}"),
-    }
-}
+use crate::common::{execute, suite};
 
 const FENCED: &str =
     "<think>t</think>\n<answer>\n```python\ndef add(a, b):\n    return a + b\n```\n</answer>";

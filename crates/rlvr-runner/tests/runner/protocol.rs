@@ -2,11 +2,9 @@
 //! protocol and the per-test process semantics only; isolation is the sandbox's job and is
 //! tested there (production always starts the runner inside the sandbox).
 
-mod common;
-
 use std::process::Command;
 
-use common::{LIMITS, start};
+use crate::common::{LIMITS, start};
 use rlvr_runner::{LoadReport, Outcome, PipeError, Runner, TestLimits};
 
 #[test]

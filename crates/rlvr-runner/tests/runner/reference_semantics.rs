@@ -3,11 +3,9 @@
 //! as one batch child per stage, and the end of a fresh `python FILE` process (excepthook,
 //! atexit, flags, lost buffers) that Klear and Code-R1 depend on.
 
-mod common;
-
 use std::process::Child;
 
-use common::{LIMITS, start};
+use crate::common::{LIMITS, start};
 use rlvr_runner::{Harness, Outcome, Runner, TestReport};
 
 /// Loads `source` under `harness` and runs every input in one batch child.

@@ -10,11 +10,9 @@ use rlvr_verify::{
 };
 use serde_json::json;
 
-const KLEAR_RESPONSE: &str = "<think>hmm</think>\n```python\nprint(input())\n```\n";
+use crate::common::{execute, suite};
 
-fn suite(value: serde_json::Value) -> TestSuite {
-    TestSuite::from_value(&value).expect("valid ground truth")
-}
+const KLEAR_RESPONSE: &str = "<think>hmm</think>\n```python\nprint(input())\n```\n";
 
 fn io_suite(count: usize) -> TestSuite {
     let inputs: Vec<String> = (0..count).map(|index| format!("{index}\n")).collect();
@@ -26,13 +24,6 @@ fn options(seed: u64, job: &str) -> PlanOptions {
         seed,
         job_identity: job.as_bytes().to_vec(),
         ..PlanOptions::default()
-    }
-}
-
-fn execute(plan: Plan) -> ExecutionPlan {
-    match plan {
-        Plan::Execute(execution) => execution,
-        Plan::Finished(result) => panic!("expected an execution plan, got {result:?}"),
     }
 }
 

@@ -1,0 +1,85 @@
+//! The command reference (issue 23): `docs/cli-reference.md` is every command's `--help`, so
+//! every flag is documented where users look; this test fails when a flag changes and the file
+//! does not (`RLVR_UPDATE_DOCS=1` rewrites it from the binary).
+
+use std::process::Output;
+
+use crate::support::{repository, rlvr, stderr};
+
+/// `rlvr ARGUMENTS...` at a fixed help width.
+fn help(arguments: &[&str]) -> String {
+    let output: Output = rlvr()
+        .args(arguments)
+        .env("COLUMNS", "100")
+        .output()
+        .expect("rlvr runs");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    String::from_utf8(output.stdout).expect("help is UTF-8")
+}
+
+/// The subcommands `rlvr --help` lists (without `help` itself).
+fn subcommands(top: &str) -> Vec<String> {
+    top.lines()
+        .skip_while(|line| *line != "Commands:")
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .filter(|line| line.starts_with("  ") && !line.starts_with("   "))
+        .filter_map(|line| line.split_whitespace().next().map(str::to_owned))
+        .filter(|name| name != "help")
+        .collect()
+}
+
+fn reference() -> String {
+    let top = help(&["--help"]);
+    let mut text = String::from(
+        "# Command reference\n\n<!-- Generated from the binary's `--help` by \
+         crates/rlvr/tests/cli/reference.rs (RLVR_UPDATE_DOCS=1 rewrites it); exit statuses, \
+         outputs and errors: docs/cli.md. -->\n\n## rlvr\n\n```text\n",
+    );
+    text.push_str(&top);
+    text.push_str("```\n");
+    let mut pending: Vec<Vec<String>> = subcommands(&top)
+        .into_iter()
+        .rev()
+        .map(|command| vec![command])
+        .collect();
+    while let Some(path) = pending.pop() {
+        let mut arguments: Vec<&str> = path.iter().map(String::as_str).collect();
+        arguments.push("--help");
+        let page = help(&arguments);
+        text.push_str(&format!("\n## rlvr {}\n\n```text\n", path.join(" ")));
+        text.push_str(&page);
+        text.push_str("```\n");
+        // Nested commands (`export parquet`) follow their parent.
+        for nested in subcommands(&page).into_iter().rev() {
+            let mut longer = path.clone();
+            longer.push(nested);
+            pending.push(longer);
+        }
+    }
+    text
+}
+
+#[test]
+fn issue_23_the_command_reference_documents_every_flag() {
+    let expected = reference();
+    let path = repository().join("docs/cli-reference.md");
+    if std::env::var_os("RLVR_UPDATE_DOCS").is_some_and(|value| value == "1") {
+        std::fs::write(&path, &expected).expect("write docs/cli-reference.md");
+    }
+    let documented = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        documented == expected,
+        "docs/cli-reference.md is not the binary's help: run \
+         `RLVR_UPDATE_DOCS=1 cargo nextest run -p rlvr -E 'test(command_reference)'` and commit it"
+    );
+    for flag in ["--no-verify", "--attempts", "--lang", "--workers"] {
+        assert!(documented.contains(flag), "{flag}");
+    }
+}
+
+#[test]
+fn the_subcommand_list_is_read_from_the_help() {
+    let top = "Usage: rlvr <COMMAND>\n\nCommands:\n  validate  Check\n  serve     Serve the verifier over\n                 OpenRLHF)\n  help      Print\n\nOptions:\n  -h\n";
+    assert_eq!(subcommands(top), ["validate", "serve"]);
+}
