@@ -25,7 +25,7 @@ pub(crate) struct Args {
     /// Measure this rlvr profile in process (judge, klear, code-r1, rllm, prime); with --url,
     /// the profile to ask the server for. The default target is `--profile judge`.
     #[arg(long)]
-    profile: Option<String>,
+    profile: Option<ProfileName>,
     /// Measure a running `rlvr serve` through its native API (`POST URL/v1/verify`).
     #[arg(long, value_name = "URL")]
     url: Option<String>,
@@ -181,12 +181,9 @@ fn build_target(args: &Args) -> anyhow::Result<Box<dyn Target>> {
     let http_timeout = seconds("--http-timeout", args.http_timeout)?;
     let range = args.score_range.unwrap_or_default();
     if let Some(url) = &args.url {
-        if let Some(profile) = &args.profile {
-            profile_named(profile)?;
-        }
         return Ok(Box::new(NativeTarget::new(
             url,
-            args.profile.clone(),
+            args.profile.map(|profile| profile.as_str().to_owned()),
             token,
             http_timeout,
         )));
@@ -241,7 +238,7 @@ fn build_target(args: &Args) -> anyhow::Result<Box<dyn Target>> {
             "--token-file applies to --url, --sandbox-fusion and --openrlhf",
         ));
     }
-    let profile = profile_named(args.profile.as_deref().unwrap_or("judge"))?;
+    let profile = Profile::named(args.profile.unwrap_or(ProfileName::Judge));
     let sandbox = crate::start_sandbox::start_sandbox(args.allow_degraded)?;
     if profile.name == ProfileName::Klear {
         crate::command::verify::require_scientific_modules(&sandbox)?;
@@ -250,11 +247,6 @@ fn build_target(args: &Args) -> anyhow::Result<Box<dyn Target>> {
         .workers
         .unwrap_or_else(|| rlvr_engine::EngineConfig::default().workers);
     Ok(Box::new(ProfileTarget::new(profile, sandbox, workers)))
-}
-
-fn profile_named(name: &str) -> anyhow::Result<Profile> {
-    let name: ProfileName = name.parse().map_err(|error| usage(format!("{error}")))?;
-    Ok(Profile::named(name))
 }
 
 fn read_token(path: Option<&PathBuf>) -> anyhow::Result<Option<String>> {

@@ -35,7 +35,7 @@ pub(crate) struct Args {
     request_deadline: f64,
     /// Profile of requests that name none: judge (default), klear, code-r1, rllm, prime.
     #[arg(long, default_value = "judge")]
-    profile: String,
+    profile: ProfileName,
     /// Most client connections open at once (lowered to fit `ulimit -n`). At the cap the one
     /// waiting longest for a request is closed to make room; if all are busy, 503.
     #[arg(long, default_value_t = 1024)]
@@ -93,10 +93,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
 /// Flags to one validated configuration, before anything starts.
 fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
     let usage = |message: String| Failure::new(USAGE, message);
-    let default_profile: ProfileName = args
-        .profile
-        .parse()
-        .map_err(|error| usage(format!("{error}")))?;
+    let default_profile = args.profile;
     let Some(request_deadline) = Duration::try_from_secs_f64(args.request_deadline)
         .ok()
         .filter(|deadline| !deadline.is_zero() && deadline.as_secs() <= 365 * 24 * 3600)

@@ -45,7 +45,7 @@ pub(crate) struct Args {
     dataset: Option<PathBuf>,
     /// Reward rules: judge (ours, the default), klear, code-r1, rllm, prime.
     #[arg(long, default_value = "judge")]
-    profile: String,
+    profile: ProfileName,
     /// Write results here instead of standard output.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -75,8 +75,8 @@ pub(crate) struct Args {
     #[arg(long)]
     details: bool,
     /// `binary` gives 1/0 and may stop at the first failure (judge only); `rate` is the default.
-    #[arg(long, value_parser = ["rate", "binary"], default_value = "rate")]
-    reward: String,
+    #[arg(long, value_enum, default_value_t = Reward::Rate)]
+    reward: Reward,
     /// Run with whatever sandbox protections this machine has (each result still lists them).
     #[arg(long)]
     allow_degraded: bool,
@@ -301,13 +301,18 @@ fn parse_memory_limit(text: &str) -> Result<u64, String> {
         .map_err(|error| error.to_string())
 }
 
+/// `--reward`: how test verdicts become the reward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Reward {
+    /// The profile's own rule (the pass rate for the judge).
+    Rate,
+    /// 1 when every test passes, else 0; may stop at the first failure (judge only).
+    Binary,
+}
+
 fn resolve_profile(args: &Args) -> anyhow::Result<Profile> {
-    let name: ProfileName = args
-        .profile
-        .parse()
-        .map_err(|error| Failure::new(USAGE, format!("{error}")))?;
-    let profile = Profile::named(name);
-    if args.reward == "binary" {
+    let profile = Profile::named(args.profile);
+    if args.reward == Reward::Binary {
         return profile
             .with_binary_reward()
             .map_err(|error| Failure::new(USAGE, error.to_string()).into());
