@@ -15,8 +15,9 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
 use rlvr_referee::{Event, Judgement, Outcome, Referee};
-use rlvr_runner::transport::{PipeError, poll_timeout};
+use rlvr_runner::transport::PipeError;
 use rlvr_runner::{Runner, TestReport};
+use rlvr_sandbox::wait::timeout_until;
 use rustix::event::{PollFd, PollFlags, poll};
 
 use crate::runner_start::LiveChannel;
@@ -295,7 +296,7 @@ impl Relay<'_> {
             } else {
                 self.test_deadline.min(self.report_deadline)
             };
-            let Some(timeout) = poll_timeout(wake) else {
+            let Some(timeout) = timeout_until(wake) else {
                 continue;
             };
             match poll(&mut fds, Some(&timeout)) {

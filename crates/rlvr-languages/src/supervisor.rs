@@ -8,8 +8,9 @@ use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
+use rlvr_sandbox::wait::ready_until;
 use rlvr_sandbox::{Limits, Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec};
-use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::event::PollFlags;
 use rustix::fs::{MemfdFlags, SealFlags};
 
 use crate::exec_protocol::{Decoder, Encoder, ProgramSpec, RunReport, RunSpec, operation};
@@ -150,21 +151,10 @@ struct DeadlineReader<'a> {
 
 impl Read for DeadlineReader<'_> {
     fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
-        loop {
-            let left = self.deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(std::io::ErrorKind::TimedOut.into());
-            }
-            let timeout = Timespec {
-                tv_sec: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
-                tv_nsec: i64::from(left.subsec_nanos()),
-            };
-            let mut fds = [PollFd::from_borrowed_fd(self.file.as_fd(), PollFlags::IN)];
-            match rustix::event::poll(&mut fds, Some(&timeout)) {
-                Ok(0) | Err(rustix::io::Errno::INTR) => continue,
-                Ok(_) => return self.file.read(buffer),
-                Err(errno) => return Err(errno.into()),
-            }
+        if ready_until(self.file.as_fd(), PollFlags::IN, self.deadline)? {
+            self.file.read(buffer)
+        } else {
+            Err(std::io::ErrorKind::TimedOut.into())
         }
     }
 }

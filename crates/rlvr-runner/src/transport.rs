@@ -6,7 +6,8 @@
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use rustix::event::{PollFd, PollFlags, Timespec, poll};
+use rlvr_sandbox::wait::ready_until;
+use rustix::event::PollFlags;
 use serde::Serialize;
 
 /// Why talking to a helper process failed. Each one means the helper can no longer be trusted
@@ -151,18 +152,6 @@ pub fn frame<T: Serialize>(header: &T, payloads: &[&[u8]]) -> Vec<u8> {
     bytes
 }
 
-/// The time left until `deadline` as a poll timeout; `None` once it has passed.
-pub fn poll_timeout(deadline: Instant) -> Option<Timespec> {
-    let remaining = deadline.saturating_duration_since(Instant::now());
-    if remaining.is_zero() {
-        return None;
-    }
-    Some(Timespec {
-        tv_sec: i64::try_from(remaining.as_secs()).unwrap_or(i64::MAX),
-        tv_nsec: i64::from(remaining.subsec_nanos()),
-    })
-}
-
 /// Waits until `fd` is ready for `flags` or the deadline passes. Hang-up counts as ready: the
 /// following read or write reports it.
 pub fn wait_ready(
@@ -170,17 +159,10 @@ pub fn wait_ready(
     flags: PollFlags,
     deadline: Instant,
 ) -> Result<(), PipeError> {
-    loop {
-        let Some(timeout) = poll_timeout(deadline) else {
-            return Err(PipeError::Deadline);
-        };
-        let mut fds = [PollFd::new(&fd, flags)];
-        match poll(&mut fds, Some(&timeout)) {
-            Ok(0) => continue,
-            Ok(_) => return Ok(()),
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(error) => return Err(PipeError::Io(error.into())),
-        }
+    match ready_until(fd, flags, deadline) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(PipeError::Deadline),
+        Err(errno) => Err(PipeError::Io(errno.into())),
     }
 }
 

@@ -32,6 +32,7 @@ mod seccomp;
 mod spawn;
 mod sys;
 mod user_namespace;
+pub mod wait;
 
 pub use cgroup::CgroupLayout;
 pub use error::SandboxError;

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::event::PollFlags;
 
 use crate::cgroup::Lease;
 use crate::request::Limits;
@@ -134,19 +134,8 @@ impl SandboxedProcess {
             if let Some(exit) = self.try_wait()? {
                 return Ok(Some(exit));
             }
-            let now = Instant::now();
-            if now >= deadline {
-                return Ok(None);
-            }
-            let remaining = deadline - now;
-            let timeout = Timespec {
-                tv_sec: remaining.as_secs() as i64,
-                tv_nsec: i64::from(remaining.subsec_nanos()),
-            };
-            let mut fds = [PollFd::from_borrowed_fd(self.pidfd.as_fd(), PollFlags::IN)];
-            match rustix::event::poll(&mut fds, Some(&timeout)) {
-                Ok(_) | Err(rustix::io::Errno::INTR) => {}
-                Err(errno) => return Err(errno.into()),
+            if !crate::wait::ready_until(self.pidfd.as_fd(), PollFlags::IN, deadline)? {
+                return self.try_wait();
             }
         }
     }

@@ -9,7 +9,7 @@ use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::event::{PollFd, PollFlags};
 
 use crate::error::SandboxError;
 use crate::outcome::{RunOutcome, Verdict};
@@ -61,13 +61,6 @@ impl Capture {
                 Err(_) => return false, // WouldBlock (or a broken pipe): nothing more for now
             }
         }
-    }
-}
-
-fn timespec(duration: Duration) -> Timespec {
-    Timespec {
-        tv_sec: duration.as_secs() as i64,
-        tv_nsec: i64::from(duration.subsec_nanos()),
     }
 }
 
@@ -142,7 +135,7 @@ impl Sandbox {
                         fds.push(PollFd::from_borrowed_fd(file.as_fd(), PollFlags::IN));
                     }
                 }
-                match rustix::event::poll(&mut fds, Some(&timespec(timeout))) {
+                match rustix::event::poll(&mut fds, Some(&crate::wait::timespec(timeout))) {
                     Ok(count) => count,
                     Err(rustix::io::Errno::INTR) => 0,
                     Err(errno) => return Err(SandboxError::system("poll")(errno.into())),
@@ -174,7 +167,10 @@ impl Sandbox {
                     .filter_map(|capture| capture.file.as_ref())
                     .map(|file| PollFd::from_borrowed_fd(file.as_fd(), PollFlags::IN))
                     .collect();
-                let _ = rustix::event::poll(&mut fds, Some(&timespec(Duration::from_millis(10))));
+                let _ = rustix::event::poll(
+                    &mut fds,
+                    Some(&crate::wait::timespec(Duration::from_millis(10))),
+                );
             }
         }
         let usage = process.usage();

@@ -5,11 +5,11 @@
 
 use std::ffi::CString;
 use std::fs::File;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::event::PollFlags;
 use rustix::pipe::PipeFlags;
 
 use crate::error::SandboxError;
@@ -135,22 +135,7 @@ fn work_owner(inner: &Inner) -> (u32, u32) {
 }
 
 fn wait_readable(fd: &OwnedFd, deadline: Instant) -> bool {
-    loop {
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        if remaining.is_zero() {
-            return false;
-        }
-        let timeout = Timespec {
-            tv_sec: remaining.as_secs() as i64,
-            tv_nsec: i64::from(remaining.subsec_nanos()),
-        };
-        let mut fds = [PollFd::new(fd, PollFlags::IN)];
-        match rustix::event::poll(&mut fds, Some(&timeout)) {
-            Ok(0) | Err(rustix::io::Errno::INTR) => {}
-            Ok(_) => return true,
-            Err(_) => return false,
-        }
-    }
+    crate::wait::ready_until(fd.as_fd(), PollFlags::IN, deadline).unwrap_or(false)
 }
 
 /// What the error pipe said once the sandboxed process exec'd, failed or ran out of time.

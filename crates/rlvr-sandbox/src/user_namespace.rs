@@ -19,12 +19,12 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::event::PollFlags;
 use rustix::pipe::PipeFlags;
 use serde::Serialize;
 
@@ -219,12 +219,12 @@ fn write_id_maps(pid: libc::pid_t, mapping: &IdMapping) -> Result<(), NamespaceF
 }
 
 fn wait_readable(fd: &OwnedFd, timeout: Duration) -> bool {
-    let timeout = Timespec {
-        tv_sec: timeout.as_secs() as i64,
-        tv_nsec: i64::from(timeout.subsec_nanos()),
-    };
-    let mut fds = [PollFd::new(fd, PollFlags::IN)];
-    matches!(rustix::event::poll(&mut fds, Some(&timeout)), Ok(count) if count > 0)
+    crate::wait::ready_until(
+        fd.as_fd(),
+        PollFlags::IN,
+        std::time::Instant::now() + timeout,
+    )
+    .unwrap_or(false)
 }
 
 /// Creates the sandbox's user namespace with `mapping` and the empty network namespace in it.
