@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::Served;
 use crate::support::served::request;
+use crate::support::{Served, wait_until};
 
 fn fenced(code: &str) -> String {
     format!("```python\n{code}\n```")
@@ -205,6 +205,7 @@ fn a_client_that_disconnects_cancels_its_queued_work() {
     let body = json!({"jobs": jobs}).to_string();
     for path in ["/v1/verify", "/v1/verify?stream=1"] {
         let jobs_before = served.metric("rlvr_jobs_total");
+        let cancelled_before = served.metric("rlvr_jobs_cancelled_total");
         let mut stream = TcpStream::connect(&served.address).unwrap();
         write!(
             stream,
@@ -212,7 +213,14 @@ fn a_client_that_disconnects_cancels_its_queued_work() {
             body.len()
         )
         .unwrap();
-        std::thread::sleep(Duration::from_millis(800));
+        // Disconnect once the request is admitted and its first job is running.
+        assert!(
+            wait_until(Duration::from_secs(20), || {
+                served.metric("rlvr_queue_depth") >= 1.0
+                    && served.metric("rlvr_engine_queued") < 30.0
+            }),
+            "{path}: the request was never admitted"
+        );
         drop(stream);
         // Jobs already handed to the engine (at most 2 per worker) finish; the rest never run.
         let started = Instant::now();
@@ -220,7 +228,16 @@ fn a_client_that_disconnects_cancels_its_queued_work() {
             assert!(started.elapsed() < Duration::from_secs(20), "queue drains");
             std::thread::sleep(Duration::from_millis(100));
         }
-        std::thread::sleep(Duration::from_millis(1500));
+        // Every job of the request is accounted for: run to the end, or cancelled.
+        assert!(
+            wait_until(Duration::from_secs(20), || {
+                served.metric("rlvr_jobs_total") - jobs_before
+                    + served.metric("rlvr_jobs_cancelled_total")
+                    - cancelled_before
+                    >= 30.0
+            }),
+            "{path}: jobs neither finished nor cancelled"
+        );
         let ran = served.metric("rlvr_jobs_total") - jobs_before;
         assert!(
             ran < 10.0,
@@ -265,9 +282,9 @@ fn sigterm_under_load_finishes_work_in_flight_and_refuses_new_work() {
         std::thread::sleep(Duration::from_millis(20));
     }
     served.terminate();
-    std::thread::sleep(Duration::from_millis(300));
     assert!(
-        TcpStream::connect(&address).is_err(),
+        wait_until(Duration::from_secs(10), || TcpStream::connect(&address)
+            .is_err()),
         "no new connection is accepted after SIGTERM"
     );
     for client in clients {

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::served::read_all;
-use crate::support::{RLVR, Served, rlvr};
+use crate::support::{RLVR, Served, rlvr, wait_until};
 
 fn start(extra: &[&str]) -> Served {
     start_with_open_files(extra, None)
@@ -202,9 +202,15 @@ fn issue_13_when_every_connection_is_busy_new_ones_get_503() {
             stream
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(500));
-    let response = get(&served, "/health");
-    assert_eq!(status(&response), 503, "{response}");
+    // Once the server has accepted both, a third connection is refused.
+    let mut response = String::new();
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            response = get(&served, "/health");
+            status(&response) == 503
+        }),
+        "{response}"
+    );
     assert!(response.contains("Retry-After: 1"), "{response}");
     assert!(response.contains("--max-connections"), "{response}");
     drop(busy);
