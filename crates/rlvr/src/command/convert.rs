@@ -42,18 +42,7 @@ fn layout(value: LayoutArg) -> LineLayout {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
-    let is_parquet = args.input.is_dir()
-        || args
-            .input
-            .extension()
-            .is_some_and(|extension| extension == "parquet");
-    if is_parquet && args.from != LayoutArg::Upstream {
-        return Err(Failure::new(
-            USAGE,
-            "parquet input is read as --from upstream (use `rlvr import parquet` for exports)",
-        )
-        .into());
-    }
+    check_input(&args)?;
     let report = convert_file(
         &args.input,
         &args.out,
@@ -76,4 +65,44 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     } else {
         Status::Success
     })
+}
+
+/// Refuses, naming the input, what cannot be converted as asked: a path that does not exist,
+/// a directory without Parquet files, Parquet read as anything but `--from upstream`.
+fn check_input(args: &Args) -> anyhow::Result<()> {
+    let input = args.input.display();
+    let refuse =
+        |message: String| -> anyhow::Result<()> { Err(Failure::new(USAGE, message).into()) };
+    let metadata = match std::fs::metadata(&args.input) {
+        Ok(metadata) => metadata,
+        Err(error) => return refuse(format!("`{input}`: {error}")),
+    };
+    let is_parquet = if metadata.is_dir() {
+        let has_parquet = fs_err::read_dir(&args.input)?
+            .filter_map(Result::ok)
+            .any(|entry| {
+                entry
+                    .path()
+                    .extension()
+                    .is_some_and(|extension| extension == "parquet")
+            });
+        if !has_parquet {
+            return refuse(format!(
+                "`{input}` is a directory without .parquet files (convert reads a JSON Lines file, \
+                 or upstream Parquet: a .parquet file or a directory of them)"
+            ));
+        }
+        true
+    } else {
+        args.input
+            .extension()
+            .is_some_and(|extension| extension == "parquet")
+    };
+    if is_parquet && args.from != LayoutArg::Upstream {
+        return refuse(format!(
+            "`{input}` is Parquet, which convert reads as --from upstream only (use `rlvr import \
+             parquet` for rlvr's own exports)"
+        ));
+    }
+    Ok(())
 }

@@ -432,6 +432,44 @@ fn issue_23_workers_are_bounded_alike_in_verify_serve_and_redteam() {
 }
 
 #[test]
+fn issue_23_convert_names_the_input_it_refuses() {
+    let directory = tempfile::tempdir().unwrap();
+    std::fs::create_dir(directory.path().join("empty")).unwrap();
+    std::fs::write(directory.path().join("export.parquet"), b"PAR1").unwrap();
+    for (input, from, says) in [
+        (
+            "empty",
+            "upstream",
+            "`empty` is a directory without .parquet files",
+        ),
+        (
+            "missing.parquet",
+            "upstream",
+            "`missing.parquet`: No such file",
+        ),
+        ("missing.jsonl", "release", "`missing.jsonl`: No such file"),
+        ("export.parquet", "release", "`export.parquet` is Parquet"),
+    ] {
+        let output = rlvr(
+            &[
+                "convert",
+                "--from",
+                from,
+                "--to",
+                "release",
+                input,
+                "out.jsonl",
+            ],
+            directory.path(),
+        );
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{input}: {message}");
+        assert!(message.contains(says), "{input}: {message}");
+        assert!(!directory.path().join("out.jsonl").exists());
+    }
+}
+
+#[test]
 fn run_refuses_time_limits_it_cannot_hold_without_panicking() {
     let directory = tempfile::tempdir().unwrap();
     std::fs::write(directory.path().join("program.py"), "print(1)\n").unwrap();
