@@ -24,7 +24,7 @@ use rlvr_verify::{
 use crate::compiled;
 use crate::executor::Executor;
 use crate::fault_injection::{self, Site};
-use crate::sharing::HelpBoard;
+use crate::help_board::HelpBoard;
 
 /// One response to score.
 #[derive(Debug, Clone)]

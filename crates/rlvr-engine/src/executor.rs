@@ -17,10 +17,10 @@ use crate::checking::{CheckerJudge, CheckerLimits};
 use crate::fault_injection::{self, Site};
 use std::os::fd::AsFd;
 
-use crate::functional::{FunctionalJudge, LiveVerdict};
+use crate::help_board::{self, HelpBoard, SharedStage};
 use crate::live::discard_pending;
+use crate::referee_pool::{FunctionalJudge, LiveVerdict};
 use crate::runner_start::{LiveChannel, RUNNER_CPU, RunnerProcess, start_runner};
-use crate::sharing::{self, HelpBoard, SharedStage};
 use rlvr_runner::{Harness, JudgeOptions, Outcome, PipeError, Runner, TestLimits, TestReport};
 use rlvr_sandbox::{Sandbox, SandboxedProcess, WORK_DIRECTORY};
 use rlvr_verify::{
@@ -152,7 +152,7 @@ impl<'a> Executor<'a> {
             {
                 break;
             }
-            if sharing::shareable(stage) {
+            if help_board::shareable(stage) {
                 let shared = Arc::new(SharedStage::new(
                     Arc::clone(profile),
                     Arc::clone(plan),

@@ -7,13 +7,13 @@ mod compiled;
 mod engine;
 mod executor;
 mod fault_injection;
-mod functional;
+mod help_board;
 mod in_order;
 mod job_line;
 mod live;
+mod referee_pool;
 mod result_line;
 mod runner_start;
-mod sharing;
 
 pub use checking::{CheckerJudge, CheckerLimits, with_testlib_header};
 pub use engine::{Engine, EngineConfig, EngineStatistics, Job, QueueFull, Reply};

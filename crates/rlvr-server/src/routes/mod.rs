@@ -9,7 +9,7 @@
 
 mod health;
 mod open_instruct;
-mod open_instruct_tests;
+mod open_instruct_decode;
 mod openrlhf;
 mod sandbox_fusion;
 mod verify;

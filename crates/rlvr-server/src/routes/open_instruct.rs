@@ -1,7 +1,7 @@
 //! open-instruct-compatible `POST /test_program` (a program and a list of assert strings)
 //! and `POST /test_program_stdio` (a program and `[{input, output}]`), answering
 //! `{"results": [0 | 1, ...], "runtimes": [seconds, ...]}`. `tests` may take every form
-//! open-instruct sends, including the release's label as it is (`open_instruct_tests`); the
+//! open-instruct sends, including the release's label as it is (`open_instruct_decode`); the
 //! pickled form is refused with a 422 saying so, as is every other unusable `tests`.
 //!
 //! Each test is scored by the judge profile: asserts run one per process after the program
@@ -19,7 +19,7 @@ use rlvr_engine::Job;
 use rlvr_verify::{Extraction, PlanOptions, Profile, ProfileName, Status, TestSuite, Verdict};
 use serde_json::{Value, json};
 
-use super::open_instruct_tests::{DecodedTests, decode_tests};
+use super::open_instruct_decode::{DecodedTests, decode_tests};
 use super::{check_size, json_body, run_one, time_limit};
 use crate::error::ApiError;
 use crate::state::AppState;

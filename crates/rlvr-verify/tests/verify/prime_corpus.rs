@@ -3,7 +3,7 @@
 //! whitespace-varied answers. The committed fixture `fixtures/prime_corpus.jsonl` must equal
 //! what this generator builds (`RLVR_UPDATE_FIXTURES=1` rewrites it);
 //! `fixtures/prime_corpus_scores.jsonl` holds the reference scores from
-//! `tests/python/prime_reference.py`, for the differential test once execution exists.
+//! `tests/oracles/prime_reference.py`, for the differential test once execution exists.
 
 use std::fmt::Write as _;
 

@@ -1,6 +1,6 @@
 //! `rlvr validate`, `rlvr stats` and `rlvr show` as a user runs them: exit statuses, stdout and
 //! stderr, on the committed fixture, on bad input, and against an independent Python computation
-//! (`tests/python/card_stats.py`) of the card's figures.
+//! (`tests/oracles/card_stats.py`) of the card's figures.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -201,7 +201,7 @@ fn same_json(left: &serde_json::Value, right: &serde_json::Value) -> bool {
 fn assert_matches_python(path: &str) {
     let ours = rlvr(&["stats", path, "--json"]);
     assert_eq!(ours.status, 0, "{}", ours.stderr);
-    let script = workspace_root().join("tests/python/card_stats.py");
+    let script = workspace_root().join("tests/oracles/card_stats.py");
     let output = Command::new(python())
         .arg(&script)
         .arg(path)

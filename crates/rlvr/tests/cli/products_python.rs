@@ -1,4 +1,4 @@
-//! Runs the Python side of issue 7's tests (`tests/python/test_parquet_*.py`: pyarrow and
+//! Runs the Python side of issue 7's tests (`tests/oracles/test_parquet_*.py`: pyarrow and
 //! `datasets` 4.x and 3.x load every export layout) with this build's `rlvr`, so `cargo nextest
 //! run` covers them. The interpreter is `$RLVR_PYTHON`, else `scripts/python-path`.
 
@@ -17,7 +17,7 @@ fn python_loaders_read_every_export_layout() {
                 .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned())
                 .unwrap_or_else(|_| "python3".into())
         });
-    let tests: Vec<_> = fs_err::read_dir(repository.join("tests/python"))
+    let tests: Vec<_> = fs_err::read_dir(repository.join("tests/oracles"))
         .unwrap_or_else(|error| panic!("{error}"))
         .filter_map(Result::ok)
         .map(|entry| entry.path())

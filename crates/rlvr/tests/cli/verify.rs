@@ -298,7 +298,7 @@ fn prime_agrees_with_the_real_verl_prime_code_on_every_case() {
     let committed =
         repository().join("crates/rlvr-verify/tests/fixtures/prime_corpus_scores.jsonl");
     let reference = Command::new(python())
-        .arg(repository().join("tests/python/prime_reference.py"))
+        .arg(repository().join("tests/oracles/prime_reference.py"))
         .stdin(std::fs::File::open(&corpus).unwrap())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
