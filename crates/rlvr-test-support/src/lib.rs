@@ -9,7 +9,7 @@
 //!
 //! A mode this machine cannot provide is skipped with a message saying why; only the lack of
 //! user namespaces (or of root, for the modes that need it to set up) skips, and with
-//! `RLVR_REQUIRE_EVERY_MODE=1` (set by `scripts/test`, so in CI) a mode that cannot run fails
+//! `RLVR_REQUIRE_EVERYTHING=1` (set by `scripts/test`, so in CI) a mode that cannot run fails
 //! its test instead: a test must not pass when what it tests did not run.
 
 use std::os::unix::fs::PermissionsExt;
@@ -57,9 +57,9 @@ fn succeeds(command: &mut Command) -> bool {
         .is_ok_and(|status| status.success())
 }
 
-/// Whether a mode that cannot run must fail its test (`RLVR_REQUIRE_EVERY_MODE=1`).
-pub fn every_mode_required() -> bool {
-    std::env::var_os("RLVR_REQUIRE_EVERY_MODE").is_some_and(|value| value == "1")
+/// Whether a mode that cannot run must fail its test (`RLVR_REQUIRE_EVERYTHING=1`).
+pub fn everything_required() -> bool {
+    std::env::var_os("RLVR_REQUIRE_EVERYTHING").is_some_and(|value| value == "1")
 }
 
 /// Whether an unprivileged user may create user namespaces here (checked once).
@@ -107,8 +107,8 @@ impl Caller {
         let root = effective_uid() == 0;
         let skip = |reason: String| {
             assert!(
-                !every_mode_required(),
-                "sandbox mode {mode:?} cannot run here and RLVR_REQUIRE_EVERY_MODE=1: {reason}"
+                !everything_required(),
+                "sandbox mode {mode:?} cannot run here and RLVR_REQUIRE_EVERYTHING=1: {reason}"
             );
             eprintln!("skipped ({mode:?}): {reason}");
             None
