@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
 use crate::state::AppState;
+use subtle::ConstantTimeEq;
 
 /// Routes open without a token: probes and pings do no work.
 const OPEN_ROUTES: [&str; 2] = ["/health", "/v1/ping"];
@@ -93,15 +94,10 @@ fn authorized(state: &AppState, request: &Request) -> bool {
     constant_time_equal(given.trim().as_bytes(), token.as_bytes())
 }
 
-/// Compares without an early exit, so response timing does not reveal the token's prefix.
+/// Compares in time that does not depend on where the bytes differ (`subtle`), so response
+/// timing does not reveal the token's prefix; only the length may show.
 fn constant_time_equal(left: &[u8], right: &[u8]) -> bool {
-    if left.len() != right.len() {
-        return false;
-    }
-    left.iter()
-        .zip(right)
-        .fold(0u8, |difference, (a, b)| difference | (a ^ b))
-        == 0
+    left.ct_eq(right).into()
 }
 
 #[cfg(test)]

@@ -23,6 +23,32 @@ pub enum ServerError {
     },
 }
 
+/// A whole HTTP/1.1 answer written straight to a socket where no HTTP stack runs (a
+/// connection refused at accept, a request that did not arrive in time): the status, `headers`,
+/// `Connection: close`, and `{"error": reason}` with its length counted here.
+pub(crate) fn raw_error_response(
+    status: StatusCode,
+    headers: &[(&str, &str)],
+    reason: &str,
+) -> Vec<u8> {
+    let body = serde_json::json!({ "error": reason }).to_string();
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\nContent-Type: application/json\r\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("")
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!(
+        "Connection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    ));
+    let mut response = head.into_bytes();
+    response.extend_from_slice(body.as_bytes());
+    response
+}
+
 /// A refused request.
 #[derive(Debug, Clone)]
 pub(crate) struct ApiError {

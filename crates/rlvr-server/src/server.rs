@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use rlvr_engine::{Engine, EngineConfig};
@@ -19,16 +19,22 @@ use crate::admission::Admission;
 use crate::config::ServerConfig;
 use crate::connection_state::Timeouts;
 use crate::connections::Connections;
-use crate::error::ServerError;
+use axum::http::StatusCode;
+
+use crate::error::{ServerError, raw_error_response};
 use crate::metrics::Metrics;
 use crate::routes::router;
 use crate::serve_connection::serve_connection;
 use crate::state::{AppState, slot_count};
 
 /// The whole 503 a connection over the cap gets.
-const SERVICE_UNAVAILABLE_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
-Content-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: 82\r\n\r\n\
-{\"error\": \"every connection the server allows is busy (--max-connections); retry\"}";
+static SERVICE_UNAVAILABLE_RESPONSE: LazyLock<Vec<u8>> = LazyLock::new(|| {
+    raw_error_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &[("Retry-After", "1")],
+        "every connection the server allows is busy (--max-connections); retry",
+    )
+});
 
 /// File descriptors kept for the engine and the sandbox when the connection cap is sized
 /// from the process's limit.
@@ -81,7 +87,7 @@ fn connection_cap(configured: usize) -> usize {
 
 /// Answers 503 to a connection over the cap, then lets the client read it before closing.
 fn refuse_connection(stream: TcpStream, draining: &Arc<Semaphore>) {
-    let _ = stream.try_write(SERVICE_UNAVAILABLE_RESPONSE);
+    let _ = stream.try_write(&SERVICE_UNAVAILABLE_RESPONSE);
     let Ok(permit) = Arc::clone(draining).try_acquire_owned() else {
         return;
     };
@@ -274,7 +280,7 @@ mod tests {
 
     #[test]
     fn the_503_response_declares_its_body_length() {
-        let text = std::str::from_utf8(SERVICE_UNAVAILABLE_RESPONSE).expect("ascii");
+        let text = std::str::from_utf8(&SERVICE_UNAVAILABLE_RESPONSE).expect("ascii");
         let (head, body) = text.split_once("\r\n\r\n").expect("head and body");
         let length: usize = head
             .lines()

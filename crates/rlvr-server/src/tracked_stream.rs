@@ -5,18 +5,25 @@
 
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
+use axum::http::StatusCode;
+
 use crate::connection_state::ConnectionState;
+use crate::error::raw_error_response;
 
 /// The whole 408 response; the connection closes after it.
-pub(crate) const REQUEST_TIMEOUT_RESPONSE: &[u8] = b"HTTP/1.1 408 Request Timeout\r\n\
-Content-Type: application/json\r\nConnection: close\r\nContent-Length: 74\r\n\r\n\
-{\"error\": \"the request did not arrive in time (--header-timeout seconds)\"}";
+pub(crate) static REQUEST_TIMEOUT_RESPONSE: LazyLock<Vec<u8>> = LazyLock::new(|| {
+    raw_error_response(
+        StatusCode::REQUEST_TIMEOUT,
+        &[],
+        "the request did not arrive in time (--header-timeout seconds)",
+    )
+});
 
 /// A client stream tracked by its [`ConnectionState`].
 #[derive(Debug)]
@@ -47,7 +54,7 @@ impl AsyncRead for TrackedStream {
             if !this.answered {
                 this.answered = true;
                 // Best effort: a socket that cannot take 170 bytes now is not waited for.
-                let _ = this.inner.try_write(REQUEST_TIMEOUT_RESPONSE);
+                let _ = this.inner.try_write(&REQUEST_TIMEOUT_RESPONSE);
             }
             return Poll::Ready(Ok(()));
         }
@@ -102,7 +109,7 @@ mod tests {
 
     #[test]
     fn the_408_response_declares_its_body_length() {
-        let text = std::str::from_utf8(REQUEST_TIMEOUT_RESPONSE).expect("ascii");
+        let text = std::str::from_utf8(&REQUEST_TIMEOUT_RESPONSE).expect("ascii");
         let (head, body) = text.split_once("\r\n\r\n").expect("head and body");
         let length: usize = head
             .lines()
