@@ -29,7 +29,7 @@ struct InFlight {
 impl Drop for InFlight {
     fn drop(&mut self) {
         let metrics = &self.state.metrics;
-        metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
+        metrics.in_flight.dec();
         metrics.record_request(
             &self.route,
             self.status.unwrap_or(CLIENT_CLOSED_REQUEST),
@@ -49,7 +49,7 @@ pub(crate) async fn guard(
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |path| path.as_str().to_owned());
-    state.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+    state.metrics.in_flight.inc();
     let mut in_flight = InFlight {
         state: Arc::clone(&state),
         route,

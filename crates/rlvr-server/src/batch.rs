@@ -4,7 +4,6 @@
 //! already there finishes and its result is dropped.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use rlvr_engine::Job;
@@ -27,9 +26,7 @@ struct Unsubmitted {
 impl Drop for Unsubmitted {
     fn drop(&mut self) {
         if self.remaining > 0 {
-            self.metrics
-                .jobs_cancelled
-                .fetch_add(self.remaining as u64, Ordering::Relaxed);
+            self.metrics.jobs_cancelled.inc_by(self.remaining as u64);
         }
     }
 }
@@ -56,12 +53,14 @@ pub(crate) async fn feed(
             job,
             Box::new(move |result| {
                 drop(permit);
-                metrics.job_latency.observe(submitted.elapsed());
+                metrics
+                    .job_latency
+                    .observe(submitted.elapsed().as_secs_f64());
                 if result.status == Status::SandboxError {
-                    metrics.sandbox_errors.fetch_add(1, Ordering::Relaxed);
+                    metrics.sandbox_errors.inc();
                 }
                 if result.status == Status::CheckerError {
-                    metrics.checker_errors.fetch_add(1, Ordering::Relaxed);
+                    metrics.checker_errors.inc();
                 }
                 let _ = sender.send((position, result));
             }),
@@ -101,9 +100,7 @@ pub(crate) async fn run_to_completion(
         };
         if tokio::time::timeout_at(deadline, both).await.is_err() {
             let unfinished = results.iter().filter(|result| result.is_none()).count();
-            metrics
-                .jobs_deadline_exceeded
-                .fetch_add(unfinished as u64, Ordering::Relaxed);
+            metrics.jobs_deadline_exceeded.inc_by(unfinished as u64);
         }
     }
     results

@@ -57,24 +57,20 @@ impl Connections {
                 .find(|(_, state)| state.is_waiting())
                 .map(|(id, _)| *id);
             let Some(id) = waiting else {
-                self.metrics
-                    .connections_refused
-                    .fetch_add(1, Ordering::Relaxed);
+                self.metrics.connections_refused.inc();
                 return None;
             };
             if let Some(state) = open.remove(&id) {
                 state.evict.notify_one();
             }
-            self.metrics
-                .connections_evicted
-                .fetch_add(1, Ordering::Relaxed);
+            self.metrics.connections_evicted.inc();
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let state = Arc::new(ConnectionState::new());
         open.insert(id, Arc::clone(&state));
         self.metrics
             .connections_open
-            .store(open.len() as u64, Ordering::Relaxed);
+            .set(i64::try_from(open.len()).unwrap_or(i64::MAX));
         Some(Registration {
             id,
             state,
@@ -95,7 +91,7 @@ impl Drop for Registration {
         self.connections
             .metrics
             .connections_open
-            .store(open.len() as u64, Ordering::Relaxed);
+            .set(i64::try_from(open.len()).unwrap_or(i64::MAX));
     }
 }
 

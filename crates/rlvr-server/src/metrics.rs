@@ -1,12 +1,16 @@
-//! Counters and latency histograms kept by the server, rendered in the Prometheus text
-//! format by `GET /metrics` together with the engine's own counters.
+//! Counters and latency histograms kept by the server, rendered by `GET /metrics` in the
+//! Prometheus text format (`prometheus-client`) together with the engine's own counters and
+//! the admission queue's figures, read at each scrape.
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Registry, Unit};
 use rlvr_engine::EngineStatistics;
 use rlvr_verify::{TamperKind, Verdict};
 
@@ -15,284 +19,267 @@ const BUCKETS: [f64; 14] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
 ];
 
-/// A cumulative latency histogram.
-#[derive(Debug, Default)]
-pub(crate) struct Histogram {
-    buckets: [AtomicU64; BUCKETS.len()],
-    count: AtomicU64,
-    sum_microseconds: AtomicU64,
+/// The `Content-Type` of what [`Metrics::render`] writes.
+pub(crate) const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+
+fn latency_histogram() -> Histogram {
+    Histogram::new(BUCKETS)
 }
 
-impl Histogram {
-    pub(crate) fn observe(&self, elapsed: Duration) {
-        let seconds = elapsed.as_secs_f64();
-        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
-            if seconds <= *bound {
-                bucket.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        self.count.fetch_add(1, Ordering::Relaxed);
-        let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
-        self.sum_microseconds.fetch_add(micros, Ordering::Relaxed);
-    }
-
-    fn render(&self, output: &mut String, name: &str, labels: &str) {
-        let separator = if labels.is_empty() { "" } else { "," };
-        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
-            let _ = writeln!(
-                output,
-                "{name}_bucket{{{labels}{separator}le=\"{bound}\"}} {}",
-                bucket.load(Ordering::Relaxed)
-            );
-        }
-        let count = self.count.load(Ordering::Relaxed);
-        let _ = writeln!(
-            output,
-            "{name}_bucket{{{labels}{separator}le=\"+Inf\"}} {count}"
-        );
-        let sum = self.sum_microseconds.load(Ordering::Relaxed) as f64 / 1e6;
-        let braces = if labels.is_empty() {
-            String::new()
-        } else {
-            format!("{{{labels}}}")
-        };
-        let _ = writeln!(output, "{name}_sum{braces} {sum}");
-        let _ = writeln!(output, "{name}_count{braces} {count}");
-    }
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct RequestLabels {
+    route: String,
+    status: u16,
 }
 
-/// Per-route request counts and latencies, plus job-level counters.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct RouteLabels {
+    route: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct PartLabels {
+    part: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct VerdictLabels {
+    verdict: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct KindLabels {
+    kind: &'static str,
+}
+
+/// Per-route request counts and latencies, plus job- and connection-level counters. Each
+/// field is a handle (clones share the value), counted where the event happens.
+#[derive(Debug)]
 pub(crate) struct Metrics {
-    /// (route, status code) -> requests.
-    requests: Mutex<BTreeMap<(String, u16), u64>>,
-    /// route -> request latency.
-    request_latency: Mutex<BTreeMap<String, std::sync::Arc<Histogram>>>,
+    requests: Family<RequestLabels, Counter>,
+    request_latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
     /// Requests being served right now.
-    pub(crate) in_flight: AtomicU64,
+    pub(crate) in_flight: Gauge,
     /// Submit-to-result latency of each job.
     pub(crate) job_latency: Histogram,
     /// Jobs never started because their request went away (disconnect or deadline).
-    pub(crate) jobs_cancelled: AtomicU64,
+    pub(crate) jobs_cancelled: Counter,
     /// Jobs whose request deadline passed before they finished.
-    pub(crate) jobs_deadline_exceeded: AtomicU64,
+    pub(crate) jobs_deadline_exceeded: Counter,
     /// Jobs with status `sandbox_error` and `/run_code` runs the sandbox could not start.
-    pub(crate) sandbox_errors: AtomicU64,
+    pub(crate) sandbox_errors: Counter,
     /// Jobs with status `checker_error`: the ground truth's checker failed (issue 25).
-    pub(crate) checker_errors: AtomicU64,
+    pub(crate) checker_errors: Counter,
     /// Requests refused because the queue was full.
-    pub(crate) queue_full: AtomicU64,
+    pub(crate) queue_full: Counter,
     /// Connections open now.
-    pub(crate) connections_open: AtomicU64,
+    pub(crate) connections_open: Gauge,
     /// Connections refused with 503 because every one of `--max-connections` was busy.
-    pub(crate) connections_refused: AtomicU64,
+    pub(crate) connections_refused: Counter,
     /// Waiting connections closed to make room for a new one at the cap.
-    pub(crate) connections_evicted: AtomicU64,
-    /// Requests answered 408 because their headers (`header`) or body (`body`) were late.
-    pub(crate) request_timeouts_header: AtomicU64,
-    pub(crate) request_timeouts_body: AtomicU64,
+    pub(crate) connections_evicted: Counter,
+    /// Requests answered 408 because their headers were late.
+    pub(crate) request_timeouts_header: Counter,
+    /// Requests answered 408 because their body was late.
+    pub(crate) request_timeouts_body: Counter,
     /// Connections closed after waiting for a request that never started.
-    pub(crate) connections_idle_closed: AtomicU64,
+    pub(crate) connections_idle_closed: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self {
+            requests: Family::default(),
+            request_latency: Family::new_with_constructor(latency_histogram),
+            in_flight: Gauge::default(),
+            job_latency: latency_histogram(),
+            jobs_cancelled: Counter::default(),
+            jobs_deadline_exceeded: Counter::default(),
+            sandbox_errors: Counter::default(),
+            checker_errors: Counter::default(),
+            queue_full: Counter::default(),
+            connections_open: Gauge::default(),
+            connections_refused: Counter::default(),
+            connections_evicted: Counter::default(),
+            request_timeouts_header: Counter::default(),
+            request_timeouts_body: Counter::default(),
+            connections_idle_closed: Counter::default(),
+        }
+    }
 }
 
 impl Metrics {
     pub(crate) fn record_request(&self, route: &str, status: u16, elapsed: Duration) {
-        if let Ok(mut requests) = self.requests.lock() {
-            *requests.entry((route.to_owned(), status)).or_default() += 1;
-        }
-        let histogram = self.request_latency.lock().ok().map(|mut latencies| {
-            std::sync::Arc::clone(latencies.entry(route.to_owned()).or_default())
-        });
-        if let Some(histogram) = histogram {
-            histogram.observe(elapsed);
-        }
+        self.requests
+            .get_or_create(&RequestLabels {
+                route: route.to_owned(),
+                status,
+            })
+            .inc();
+        self.request_latency
+            .get_or_create(&RouteLabels {
+                route: route.to_owned(),
+            })
+            .observe(elapsed.as_secs_f64());
     }
 
-    /// The whole exposition.
+    /// The whole exposition: the server's metrics, the engine's counters and the queue's
+    /// figures as they are now.
     pub(crate) fn render(
         &self,
         engine: &EngineStatistics,
         admitted: usize,
         capacity: usize,
     ) -> String {
-        let mut output = String::new();
-        let counter = |output: &mut String, name: &str, help: &str, value: u64| {
-            let _ = writeln!(output, "# HELP {name} {help}\n# TYPE {name} counter");
-            let _ = writeln!(output, "{name} {value}");
-        };
-        let gauge = |output: &mut String, name: &str, help: &str, value: u64| {
-            let _ = writeln!(output, "# HELP {name} {help}\n# TYPE {name} gauge");
-            let _ = writeln!(output, "{name} {value}");
-        };
-        let _ = writeln!(
-            output,
-            "# HELP rlvr_requests_total HTTP requests by route and status.\n# TYPE rlvr_requests_total counter"
+        let mut registry = Registry::default();
+        let count =
+            |value: &std::sync::atomic::AtomicU64| ConstCounter::new(value.load(Ordering::Relaxed));
+        let level = |value: u64| ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
+        registry.register(
+            "rlvr_requests",
+            "HTTP requests by route and status",
+            self.requests.clone(),
         );
-        if let Ok(requests) = self.requests.lock() {
-            for ((route, status), count) in requests.iter() {
-                let _ = writeln!(
-                    output,
-                    "rlvr_requests_total{{route=\"{route}\",status=\"{status}\"}} {count}"
-                );
-            }
-        }
-        let _ = writeln!(
-            output,
-            "# HELP rlvr_request_duration_seconds HTTP request latency by route.\n# TYPE rlvr_request_duration_seconds histogram"
+        registry.register_with_unit(
+            "rlvr_request_duration",
+            "HTTP request latency by route",
+            Unit::Seconds,
+            self.request_latency.clone(),
         );
-        if let Ok(latencies) = self.request_latency.lock() {
-            for (route, histogram) in latencies.iter() {
-                histogram.render(
-                    &mut output,
-                    "rlvr_request_duration_seconds",
-                    &format!("route=\"{route}\""),
-                );
-            }
-        }
-        let _ = writeln!(
-            output,
-            "# HELP rlvr_job_duration_seconds Time from admission to result of one job.\n# TYPE rlvr_job_duration_seconds histogram"
+        registry.register_with_unit(
+            "rlvr_job_duration",
+            "Time from admission to result of one job",
+            Unit::Seconds,
+            self.job_latency.clone(),
         );
-        self.job_latency
-            .render(&mut output, "rlvr_job_duration_seconds", "");
-        gauge(
-            &mut output,
+        registry.register(
             "rlvr_requests_in_flight",
-            "Requests being served.",
-            self.in_flight.load(Ordering::Relaxed),
+            "Requests being served",
+            self.in_flight.clone(),
         );
-        counter(
-            &mut output,
-            "rlvr_jobs_total",
-            "Jobs the engine finished.",
-            engine.jobs.load(Ordering::Relaxed),
+        registry.register("rlvr_jobs", "Jobs the engine finished", count(&engine.jobs));
+        registry.register(
+            "rlvr_tests",
+            "Tests executed (not skipped)",
+            count(&engine.tests),
         );
-        counter(
-            &mut output,
-            "rlvr_tests_total",
-            "Tests executed (not skipped).",
-            engine.tests.load(Ordering::Relaxed),
-        );
-        let _ = writeln!(
-            output,
-            "# HELP rlvr_test_verdicts_total Tests by verdict.\n# TYPE rlvr_test_verdicts_total counter"
-        );
-        for (verdict, count) in Verdict::ALL.iter().zip(&engine.verdicts) {
+        let verdicts = Family::<VerdictLabels, Counter>::default();
+        for (verdict, value) in Verdict::ALL.iter().zip(&engine.verdicts) {
             let name = serde_json::to_value(verdict)
                 .ok()
                 .and_then(|value| value.as_str().map(str::to_owned))
                 .unwrap_or_default();
-            let _ = writeln!(
-                output,
-                "rlvr_test_verdicts_total{{verdict=\"{name}\"}} {}",
-                count.load(Ordering::Relaxed)
-            );
+            verdicts
+                .get_or_create(&VerdictLabels { verdict: name })
+                .inc_by(value.load(Ordering::Relaxed));
         }
-        let _ = writeln!(
-            output,
-            "# HELP rlvr_tampering_total Tests in which the solution tried each kind of tampering.\n# TYPE rlvr_tampering_total counter"
-        );
-        for (kind, count) in TamperKind::ALL.iter().zip(&engine.tampering) {
-            let _ = writeln!(
-                output,
-                "rlvr_tampering_total{{kind=\"{}\"}} {}",
-                kind.name(),
-                count.load(Ordering::Relaxed)
-            );
+        registry.register("rlvr_test_verdicts", "Tests by verdict", verdicts);
+        let tampering = Family::<KindLabels, Counter>::default();
+        for (kind, value) in TamperKind::ALL.iter().zip(&engine.tampering) {
+            tampering
+                .get_or_create(&KindLabels { kind: kind.name() })
+                .inc_by(value.load(Ordering::Relaxed));
         }
-        let _ = writeln!(
-            output,
-            "# HELP rlvr_untrusted_comparisons_total Comparisons between two of a solution's own objects in judge functional tests (the solution's word).\n# TYPE rlvr_untrusted_comparisons_total counter\nrlvr_untrusted_comparisons_total {}",
-            engine.untrusted_comparisons.load(Ordering::Relaxed)
+        registry.register(
+            "rlvr_tampering",
+            "Tests in which the solution tried each kind of tampering",
+            tampering,
         );
-        gauge(
-            &mut output,
+        registry.register(
+            "rlvr_untrusted_comparisons",
+            "Comparisons between two of a solution's own objects in judge functional tests (the solution's word)",
+            count(&engine.untrusted_comparisons),
+        );
+        registry.register(
             "rlvr_queue_depth",
-            "Jobs admitted and not yet finished, over all requests.",
-            admitted as u64,
+            "Jobs admitted and not yet finished, over all requests",
+            level(admitted as u64),
         );
-        gauge(
-            &mut output,
+        registry.register(
             "rlvr_queue_capacity",
-            "Most jobs admitted at once (--max-queue).",
-            capacity as u64,
+            "Most jobs admitted at once (--max-queue)",
+            level(capacity as u64),
         );
-        gauge(
-            &mut output,
+        registry.register(
             "rlvr_engine_queued",
-            "Jobs waiting in the engine for a worker.",
-            engine.queued.load(Ordering::Relaxed),
+            "Jobs waiting in the engine for a worker",
+            level(engine.queued.load(Ordering::Relaxed)),
         );
-        counter(
-            &mut output,
-            "rlvr_jobs_cancelled_total",
-            "Jobs never started because their request went away.",
-            self.jobs_cancelled.load(Ordering::Relaxed),
+        for (name, help, counter) in [
+            (
+                "rlvr_jobs_cancelled",
+                "Jobs never started because their request went away",
+                &self.jobs_cancelled,
+            ),
+            (
+                "rlvr_jobs_deadline_exceeded",
+                "Jobs unfinished when their request deadline passed",
+                &self.jobs_deadline_exceeded,
+            ),
+            (
+                "rlvr_sandbox_errors",
+                "Jobs and runs the sandbox failed (never scored as wrong answers)",
+                &self.sandbox_errors,
+            ),
+            (
+                "rlvr_checker_errors",
+                "Jobs whose ground truth's checker failed (checker_error: null score, never a pass)",
+                &self.checker_errors,
+            ),
+        ] {
+            registry.register(name, help, counter.clone());
+        }
+        registry.register(
+            "rlvr_engine_panics",
+            "Panics caught while scoring a job (each job answered sandbox_error; the worker went on)",
+            count(&engine.panics),
         );
-        counter(
-            &mut output,
-            "rlvr_jobs_deadline_exceeded_total",
-            "Jobs unfinished when their request deadline passed.",
-            self.jobs_deadline_exceeded.load(Ordering::Relaxed),
+        registry.register(
+            "rlvr_queue_full",
+            "Requests refused with 429 because the queue was full",
+            self.queue_full.clone(),
         );
-        counter(
-            &mut output,
-            "rlvr_sandbox_errors_total",
-            "Jobs and runs the sandbox failed (never scored as wrong answers).",
-            self.sandbox_errors.load(Ordering::Relaxed),
-        );
-        counter(
-            &mut output,
-            "rlvr_checker_errors_total",
-            "Jobs whose ground truth's checker failed (checker_error: null score, never a pass).",
-            self.checker_errors.load(Ordering::Relaxed),
-        );
-        counter(
-            &mut output,
-            "rlvr_engine_panics_total",
-            "Panics caught while scoring a job (each job answered sandbox_error; the worker went on).",
-            engine.panics.load(Ordering::Relaxed),
-        );
-        counter(
-            &mut output,
-            "rlvr_queue_full_total",
-            "Requests refused with 429 because the queue was full.",
-            self.queue_full.load(Ordering::Relaxed),
-        );
-        gauge(
-            &mut output,
+        registry.register(
             "rlvr_connections_open",
-            "Client connections open.",
-            self.connections_open.load(Ordering::Relaxed),
+            "Client connections open",
+            self.connections_open.clone(),
         );
-        counter(
-            &mut output,
-            "rlvr_connections_refused_total",
-            "Connections refused with 503: every one of --max-connections was busy.",
-            self.connections_refused.load(Ordering::Relaxed),
+        for (name, help, counter) in [
+            (
+                "rlvr_connections_refused",
+                "Connections refused with 503: every one of --max-connections was busy",
+                &self.connections_refused,
+            ),
+            (
+                "rlvr_connections_evicted",
+                "Waiting connections closed to make room at --max-connections",
+                &self.connections_evicted,
+            ),
+            (
+                "rlvr_connections_idle_closed",
+                "Connections closed after waiting for a request (--header-timeout, --idle-timeout)",
+                &self.connections_idle_closed,
+            ),
+        ] {
+            registry.register(name, help, counter.clone());
+        }
+        let timeouts = Family::<PartLabels, Counter>::default();
+        for (part, counter) in [
+            ("header", &self.request_timeouts_header),
+            ("body", &self.request_timeouts_body),
+        ] {
+            timeouts
+                .get_or_create(&PartLabels { part })
+                .inc_by(counter.get());
+        }
+        registry.register(
+            "rlvr_request_timeouts",
+            "Requests answered 408: headers or body too late",
+            timeouts,
         );
-        counter(
-            &mut output,
-            "rlvr_connections_evicted_total",
-            "Waiting connections closed to make room at --max-connections.",
-            self.connections_evicted.load(Ordering::Relaxed),
-        );
-        counter(
-            &mut output,
-            "rlvr_connections_idle_closed_total",
-            "Connections closed after waiting for a request (--header-timeout, --idle-timeout).",
-            self.connections_idle_closed.load(Ordering::Relaxed),
-        );
-        let _ = writeln!(
-            output,
-            "# HELP rlvr_request_timeouts_total Requests answered 408: headers or body too late.\n# TYPE rlvr_request_timeouts_total counter"
-        );
-        let _ = writeln!(
-            output,
-            "rlvr_request_timeouts_total{{part=\"header\"}} {}\nrlvr_request_timeouts_total{{part=\"body\"}} {}",
-            self.request_timeouts_header.load(Ordering::Relaxed),
-            self.request_timeouts_body.load(Ordering::Relaxed)
-        );
+        let mut output = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut output, &registry);
         output
     }
 }
@@ -301,19 +288,75 @@ impl Metrics {
 mod tests {
     use super::*;
 
+    fn value(text: &str, name: &str) -> Option<f64> {
+        text.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+    }
+
     #[test]
-    fn histogram_buckets_are_cumulative() {
-        let histogram = Histogram::default();
-        histogram.observe(Duration::from_millis(3));
-        histogram.observe(Duration::from_millis(700));
-        let mut output = String::new();
-        histogram.render(&mut output, "latency", "");
-        assert!(
-            output.contains("latency_bucket{le=\"0.005\"} 1"),
-            "{output}"
+    fn the_exposition_names_every_metric_with_its_value() {
+        let metrics = Metrics::default();
+        metrics.job_latency.observe(0.003);
+        metrics.job_latency.observe(0.7);
+        metrics.record_request("/v1/verify", 200, Duration::from_millis(20));
+        metrics.checker_errors.inc();
+        metrics.request_timeouts_body.inc();
+        metrics.connections_open.inc();
+        let engine = EngineStatistics::default();
+        engine.jobs.store(3, Ordering::Relaxed);
+        let text = metrics.render(&engine, 5, 16);
+        assert_eq!(
+            value(&text, "rlvr_job_duration_seconds_bucket{le=\"0.005\"}"),
+            Some(1.0),
+            "{text}"
         );
-        assert!(output.contains("latency_bucket{le=\"1\"} 2"), "{output}");
-        assert!(output.contains("latency_bucket{le=\"+Inf\"} 2"), "{output}");
-        assert!(output.contains("latency_count 2"), "{output}");
+        assert_eq!(
+            value(&text, "rlvr_job_duration_seconds_bucket{le=\"1\"}"),
+            Some(2.0),
+            "{text}"
+        );
+        assert_eq!(
+            value(&text, "rlvr_job_duration_seconds_count"),
+            Some(2.0),
+            "{text}"
+        );
+        assert_eq!(
+            value(
+                &text,
+                "rlvr_requests_total{route=\"/v1/verify\",status=\"200\"}"
+            ),
+            Some(1.0),
+            "{text}"
+        );
+        assert_eq!(value(&text, "rlvr_jobs_total"), Some(3.0), "{text}");
+        assert_eq!(
+            value(&text, "rlvr_checker_errors_total"),
+            Some(1.0),
+            "{text}"
+        );
+        assert_eq!(
+            value(&text, "rlvr_request_timeouts_total{part=\"body\"}"),
+            Some(1.0),
+            "{text}"
+        );
+        assert_eq!(
+            value(&text, "rlvr_request_timeouts_total{part=\"header\"}"),
+            Some(0.0),
+            "{text}"
+        );
+        assert_eq!(value(&text, "rlvr_queue_depth"), Some(5.0), "{text}");
+        assert_eq!(value(&text, "rlvr_queue_capacity"), Some(16.0), "{text}");
+        assert_eq!(value(&text, "rlvr_connections_open"), Some(1.0), "{text}");
+        assert_eq!(
+            value(&text, "rlvr_test_verdicts_total{verdict=\"pass\"}"),
+            Some(0.0),
+            "{text}"
+        );
+        assert_eq!(
+            value(&text, "rlvr_tampering_total{kind=\"ctypes\"}"),
+            Some(0.0),
+            "{text}"
+        );
+        assert!(text.contains("# TYPE rlvr_jobs_total counter"), "{text}");
     }
 }

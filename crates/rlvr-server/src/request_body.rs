@@ -5,7 +5,6 @@
 //! would have read it anyway.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -101,10 +100,7 @@ pub(crate) async fn read_body(
             };
         }
         Err(_) => {
-            state
-                .metrics
-                .request_timeouts_body
-                .fetch_add(1, Ordering::Relaxed);
+            state.metrics.request_timeouts_body.inc();
             tracing::warn!(
                 "408: a request body to {} did not arrive within {timeout:?} (--body-timeout)",
                 parts.uri.path()

@@ -7,7 +7,6 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -140,13 +139,13 @@ pub(crate) async fn serve_connection(
                 match deadline.map(|(_, expiry)| expiry) {
                     Some(Expiry::RequestTimeout) => {
                         tracing::warn!("408 to {peer}: its request headers did not arrive within {:?} (--header-timeout)", timeouts.header);
-                        metrics.request_timeouts_header.fetch_add(1, Ordering::Relaxed);
+                        metrics.request_timeouts_header.inc();
                         state.answer_request_timeout();
                         answering_since = Some(tokio::time::Instant::now().into_std());
                     }
                     _ => {
                         tracing::debug!("closed the idle connection from {peer}");
-                        metrics.connections_idle_closed.fetch_add(1, Ordering::Relaxed);
+                        metrics.connections_idle_closed.inc();
                         break;
                     }
                 }

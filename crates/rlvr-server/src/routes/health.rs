@@ -27,13 +27,7 @@ pub(crate) async fn metrics(State(state): State<Arc<AppState>>) -> impl IntoResp
         state.admission.admitted(),
         state.admission.capacity(),
     );
-    (
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
-        text,
-    )
+    ([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], text)
 }
 
 pub(crate) async fn not_found() -> ApiError {

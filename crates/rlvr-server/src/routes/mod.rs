@@ -175,10 +175,7 @@ pub(crate) fn check_size(state: &AppState, jobs: usize) -> Result<(), ApiError> 
 pub(crate) fn admit(state: &AppState, jobs: usize) -> Result<Reservation, ApiError> {
     check_size(state, jobs)?;
     state.admission.try_reserve(jobs).ok_or_else(|| {
-        state
-            .metrics
-            .queue_full
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        state.metrics.queue_full.inc();
         ApiError::queue_full(state.config.retry_after_seconds)
     })
 }

@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::Json;
@@ -93,11 +92,11 @@ pub(crate) async fn run_code(
     let response = match outcome {
         Ok(Ok(outcome)) => finished(&outcome),
         Ok(Err(error)) => {
-            state.metrics.sandbox_errors.fetch_add(1, Ordering::Relaxed);
+            state.metrics.sandbox_errors.inc();
             sandbox_error(error.to_string())
         }
         Err(error) => {
-            state.metrics.sandbox_errors.fetch_add(1, Ordering::Relaxed);
+            state.metrics.sandbox_errors.inc();
             sandbox_error(format!("the run did not complete: {error}"))
         }
     };
@@ -241,11 +240,11 @@ async fn run_other_language(
     let response = match outcome {
         Ok(Ok(once)) => finished_once(&once),
         Ok(Err(error)) => {
-            state.metrics.sandbox_errors.fetch_add(1, Ordering::Relaxed);
+            state.metrics.sandbox_errors.inc();
             sandbox_error(error.to_string())
         }
         Err(error) => {
-            state.metrics.sandbox_errors.fetch_add(1, Ordering::Relaxed);
+            state.metrics.sandbox_errors.inc();
             sandbox_error(format!("the run did not complete: {error}"))
         }
     };

@@ -3,7 +3,6 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use axum::Json;
 use axum::body::{Body, Bytes};
@@ -233,9 +232,7 @@ fn stream(
         if deadline_passed {
             for (position, finished) in done.iter().enumerate() {
                 if !finished {
-                    metrics
-                        .jobs_deadline_exceeded
-                        .fetch_add(1, Ordering::Relaxed);
+                    metrics.jobs_deadline_exceeded.inc();
                     let line = deadline_line(ids[position].clone(), profile);
                     if line_sender.send(to_line(&line)).await.is_err() {
                         break;
