@@ -32,6 +32,7 @@ COPY crates/rlvr-hub/Cargo.toml crates/rlvr-hub/
 COPY crates/rlvr-languages/Cargo.toml crates/rlvr-languages/
 COPY crates/rlvr-output/Cargo.toml crates/rlvr-output/
 COPY crates/rlvr-products/Cargo.toml crates/rlvr-products/
+COPY crates/rlvr-python-compat/Cargo.toml crates/rlvr-python-compat/
 COPY crates/rlvr-redteam/Cargo.toml crates/rlvr-redteam/
 COPY crates/rlvr-referee/Cargo.toml crates/rlvr-referee/
 COPY crates/rlvr-runner/Cargo.toml crates/rlvr-runner/

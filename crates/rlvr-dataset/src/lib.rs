@@ -1,19 +1,17 @@
-//! The code-rlvr-15k dataset: a Python-compatible JSON parser, the record model, a streaming
-//! parallel reader that keeps line numbers and byte offsets, validation, statistics and a
-//! generator of synthetic files with the same shape.
+//! The code-rlvr-15k dataset: the record model, a streaming parallel reader that keeps line
+//! numbers and byte offsets, validation, statistics and a generator of synthetic files with the
+//! same shape. Lines are parsed as Python's `json` reads them by `rlvr-python-compat`.
 //!
 //! Entry points: [`reader::for_each_line`] (stream every row in order, parsing in parallel),
 //! [`reader::read_row`] (one row by index), [`reader::parse_line`] then [`Record::from_value`]
 //! (one line into the owned record), [`validation`] and [`stats`] (the card's checks and figures).
 
 pub mod error;
-pub mod json;
 pub mod label_equality;
 pub mod reader;
 pub mod record;
 pub mod stats;
 pub mod synth;
-pub mod text;
 pub mod validation;
 
 pub use error::{BadLine, LineError, ReadError};

@@ -29,7 +29,7 @@ use std::thread;
 use sha2::{Digest, Sha256};
 
 use crate::error::{LineError, ReadError};
-use crate::json::{self, ValueRef};
+use rlvr_python_compat::json::{self, ValueRef};
 
 /// A line longer than this stops reading with [`ReadError::LineTooLong`].
 pub const MAX_LINE_BYTES: usize = 1 << 30;

@@ -19,7 +19,6 @@
 
 mod error;
 mod faults;
-mod json_text;
 mod label;
 mod options;
 mod plan;

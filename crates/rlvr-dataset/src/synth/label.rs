@@ -9,10 +9,10 @@ use std::io::Write;
 use rand::Rng;
 use rand::seq::index;
 
-use crate::synth::json_text::{push_string, push_string_body};
 use crate::synth::pool::TextPool;
 use crate::synth::prompt::{FunctionSpec, ParameterKind, ReturnKind};
 use crate::synth::random::Random;
+use rlvr_python_compat::dumps::{push_string, push_string_body};
 
 /// Share of an input/output record's test bytes that goes to the inputs.
 const INPUT_SHARE: f64 = 0.85;
@@ -88,7 +88,7 @@ pub(crate) fn push_input_output_label(
         if random.random_bool(SPECIAL_LINE_CHANCE) {
             push_string_body(
                 out,
-                SPECIAL_LINES[random.random_range(0..SPECIAL_LINES.len())],
+                SPECIAL_LINES[random.random_range(0..SPECIAL_LINES.len())].as_bytes(),
                 false,
             );
         }
@@ -188,7 +188,7 @@ pub(crate) fn push_functional_label(
             ReturnKind::Text => python_repr(pick_word(random)),
         };
         let assertion = format!("assert {}({argument}) == {expected}", function.name);
-        push_string(out, &assertion, ascii_only);
+        push_string(out, assertion.as_bytes(), ascii_only);
     }
     out.extend_from_slice(b"]}");
 }

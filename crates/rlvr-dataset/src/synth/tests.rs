@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 
+use rlvr_python_compat::text::python_split_whitespace;
 use serde_json::Value;
 
 use crate::synth::{
@@ -19,14 +20,9 @@ fn lines(bytes: &[u8]) -> Vec<&[u8]> {
     bytes.split_inclusive(|&byte| byte == b'\n').collect()
 }
 
-/// Python's `" ".join(text.split())`: `str.isspace` also covers U+001C..U+001F.
+/// Python's `" ".join(text.split())`.
 fn python_normalize(text: &str) -> String {
-    text.split(|character: char| {
-        character.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&character)
-    })
-    .filter(|word| !word.is_empty())
-    .collect::<Vec<_>>()
-    .join(" ")
+    python_split_whitespace(text).collect::<Vec<_>>().join(" ")
 }
 
 /// Checks one generated record line against the released schema; returns the parsed record.
