@@ -38,6 +38,7 @@ COPY crates/rlvr-referee/Cargo.toml crates/rlvr-referee/
 COPY crates/rlvr-runner/Cargo.toml crates/rlvr-runner/
 COPY crates/rlvr-sandbox/Cargo.toml crates/rlvr-sandbox/
 COPY crates/rlvr-server/Cargo.toml crates/rlvr-server/
+COPY crates/rlvr-synth/Cargo.toml crates/rlvr-synth/
 COPY crates/rlvr-verify/Cargo.toml crates/rlvr-verify/
 # Empty sources: this layer compiles every dependency, and only them.
 RUN for crate in crates/*/; do mkdir -p "${crate}src" && touch "${crate}src/lib.rs"; done \

@@ -1,6 +1,6 @@
 //! The code-rlvr-15k dataset: the record model, a streaming parallel reader that keeps line
-//! numbers and byte offsets, validation, statistics and a generator of synthetic files with the
-//! same shape. Lines are parsed as Python's `json` reads them by `rlvr-python-compat`.
+//! numbers and byte offsets, validation and statistics. Lines are parsed as Python's `json`
+//! reads them by `rlvr-python-compat`; synthetic files come from `rlvr-synth`.
 //!
 //! Entry points: [`reader::for_each_line`] (stream every row in order, parsing in parallel),
 //! [`reader::read_row`] (one row by index), [`reader::parse_line`] then [`Record::from_value`]
@@ -11,7 +11,6 @@ pub mod label_equality;
 pub mod reader;
 pub mod record;
 pub mod stats;
-pub mod synth;
 pub mod validation;
 
 pub use error::{BadLine, LineError, ReadError};

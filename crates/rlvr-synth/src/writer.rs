@@ -11,14 +11,14 @@ use rand::Rng;
 use rayon::prelude::*;
 use rlvr_python_compat::dumps::push_string;
 
-use crate::synth::faults::{InjectedLine, InjectionKind};
-use crate::synth::label::{push_functional_label, push_input_output_label};
-use crate::synth::plan::{Plan, RECORD_OVERHEAD_BYTES, TestsPlan, mixed_value_rows};
-use crate::synth::pool::TextPool;
-use crate::synth::prompt::{function_for, render_prompt};
-use crate::synth::random::{Stream, random_for};
-use crate::synth::summary::{ExpectedFigures, Spread};
-use crate::synth::{SynthError, SynthOptions, SynthSummary};
+use crate::faults::{InjectedLine, InjectionKind};
+use crate::label::{push_functional_label, push_input_output_label};
+use crate::plan::{Plan, RECORD_OVERHEAD_BYTES, TestsPlan, mixed_value_rows};
+use crate::pool::TextPool;
+use crate::prompt::{function_for, render_prompt};
+use crate::random::{Stream, random_for};
+use crate::summary::{ExpectedFigures, Spread};
+use crate::{SynthError, SynthOptions, SynthSummary};
 
 /// Bytes of rendered rows per batch (a batch holds at least one row).
 const BATCH_BYTES: u64 = 32 << 20;

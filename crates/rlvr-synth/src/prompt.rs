@@ -7,8 +7,8 @@
 
 use rand::Rng;
 
-use crate::synth::plan::Problem;
-use crate::synth::random::{Random, Stream, random_for};
+use crate::plan::Problem;
+use crate::random::{Random, Stream, random_for};
 
 /// The argument a functional task's function takes.
 #[derive(Debug, Clone, Copy)]

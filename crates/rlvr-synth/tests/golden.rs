@@ -4,7 +4,7 @@
 //! generator with exactly these options. A change to the generator, its random number crates
 //! or its JSON writer that alters a single byte fails here.
 
-use rlvr_dataset::synth::{SynthOptions, write_synthetic_to};
+use rlvr_synth::{SynthOptions, write_synthetic_to};
 use sha2::{Digest, Sha256};
 
 fn sha256_of(options: &SynthOptions) -> String {
