@@ -8,8 +8,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use parquet::arrow::arrow_writer::ArrowColumnChunk;
@@ -171,11 +171,13 @@ pub fn export_parquet(
     let (group_sender, group_receiver) =
         mpsc::sync_channel::<(u64, Vec<ExportRow>, Vec<KeptLine>)>(encoders);
     let (chunk_sender, chunk_receiver) = mpsc::sync_channel::<Encoded>(encoders * 2);
-    let group_receiver = Mutex::new(group_receiver);
+    // Owned by the encoders only: once they all stopped (the writer failed), sending a row group
+    // fails instead of blocking forever on a full channel nobody reads.
+    let group_receiver = Arc::new(Mutex::new(group_receiver));
     let (summary, write_result) = std::thread::scope(|scope| {
         for _ in 0..encoders {
             let (group_receiver, chunk_sender, encoder) =
-                (&group_receiver, chunk_sender.clone(), &encoder);
+                (Arc::clone(&group_receiver), chunk_sender.clone(), &encoder);
             let (layout, split) = (options.layout, options.split.as_str());
             let data_source = options.data_source.as_deref();
             scope.spawn(move || {
@@ -200,7 +202,7 @@ pub fn export_parquet(
                 }
             });
         }
-        drop(chunk_sender);
+        drop((chunk_sender, group_receiver));
         let writer_thread = scope.spawn(move || -> Result<ShardWriter, ProductsError> {
             type Pending = (
                 u64,
