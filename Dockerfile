@@ -32,11 +32,13 @@ COPY crates/rlvr-hub/Cargo.toml crates/rlvr-hub/
 COPY crates/rlvr-languages/Cargo.toml crates/rlvr-languages/
 COPY crates/rlvr-output/Cargo.toml crates/rlvr-output/
 COPY crates/rlvr-products/Cargo.toml crates/rlvr-products/
+COPY crates/rlvr-python-compat/Cargo.toml crates/rlvr-python-compat/
 COPY crates/rlvr-redteam/Cargo.toml crates/rlvr-redteam/
 COPY crates/rlvr-referee/Cargo.toml crates/rlvr-referee/
 COPY crates/rlvr-runner/Cargo.toml crates/rlvr-runner/
 COPY crates/rlvr-sandbox/Cargo.toml crates/rlvr-sandbox/
 COPY crates/rlvr-server/Cargo.toml crates/rlvr-server/
+COPY crates/rlvr-synth/Cargo.toml crates/rlvr-synth/
 COPY crates/rlvr-test-support/Cargo.toml crates/rlvr-test-support/
 COPY crates/rlvr-verify/Cargo.toml crates/rlvr-verify/
 # Empty sources: this layer compiles every dependency, and only them.

@@ -4,9 +4,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::json::JsonError;
 use crate::reader::LinePosition;
 use crate::record::RecordError;
+use rlvr_python_compat::json::JsonError;
 
 /// A problem that stops reading the whole file.
 #[derive(Debug, thiserror::Error)]

@@ -2,9 +2,9 @@
 //! (`validate`, `stats`, `show`, `card`, `export`), exactly as Python decides it on the objects
 //! `json.loads` builds: object key order and overwritten duplicate keys do not matter, `1 ==
 //! 1.0 == true`, and a `NaN` equals the `NaN` at the same place (see
-//! [`crate::json::ValueRef::python_eq`]).
+//! [`rlvr_python_compat::json::ValueRef::python_eq`]).
 
-use crate::json::ValueRef;
+use rlvr_python_compat::json::ValueRef;
 
 /// Whether Python finds `label == ground_truth`.
 pub fn label_equals_ground_truth(label: &ValueRef<'_>, ground_truth: &ValueRef<'_>) -> bool {
@@ -14,7 +14,7 @@ pub fn label_equals_ground_truth(label: &ValueRef<'_>, ground_truth: &ValueRef<'
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::parse;
+    use rlvr_python_compat::json::parse;
 
     fn equal(label: &str, ground_truth: &str) -> bool {
         label_equals_ground_truth(

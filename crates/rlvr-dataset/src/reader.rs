@@ -4,7 +4,9 @@
 //! feeds every chunk, in file order, to SHA-256 as soon as it is read, so hashing overlaps with
 //! parsing and neither waits for the other; worker threads, one per core, split their chunk into
 //! lines and run the caller's `map` on each; the calling thread puts the chunks back in order and
-//! hands each row, with its position, to the caller's `consume`.
+//! hands each row, with its position, to the caller's `consume`. With [`try_for_each_line`],
+//! `consume` can stop the read: its first error (a full disk while writing the rows out) ends
+//! reading at once, and the chunks already read are dropped unparsed.
 //!
 //! Memory is bounded: a fixed pool of chunk buffers circulates between the stages and a chunk's
 //! buffer is reused only after its rows were consumed and it was hashed, so at most
@@ -29,7 +31,7 @@ use std::thread;
 use sha2::{Digest, Sha256};
 
 use crate::error::{LineError, ReadError};
-use crate::json::{self, ValueRef};
+use rlvr_python_compat::json::{self, ValueRef};
 
 /// A line longer than this stops reading with [`ReadError::LineTooLong`].
 pub const MAX_LINE_BYTES: usize = 1 << 30;
@@ -203,6 +205,28 @@ where
     Map: Fn(Line<'_>) -> T + Sync,
     Consume: FnMut(LinePosition, T),
 {
+    try_for_each_line(path, options, map, |position, value| {
+        consume(position, value);
+        Ok::<(), ReadError>(())
+    })
+}
+
+/// [`for_each_line`] whose `consume` can stop the read: its first error is returned once every
+/// thread has ended, and reading stops at once (the reader sends no new chunk; chunks already
+/// read are dropped without running `map`), so at most the buffer pool, `(2 * workers + 2) *
+/// chunk_bytes`, is read past the row that failed. A problem with the file is an `E` too.
+pub fn try_for_each_line<T, E, Map, Consume>(
+    path: &Path,
+    options: &ReadOptions,
+    map: Map,
+    mut consume: Consume,
+) -> Result<ReadSummary, E>
+where
+    T: Send,
+    E: From<ReadError>,
+    Map: Fn(Line<'_>) -> T + Sync,
+    Consume: FnMut(LinePosition, T) -> Result<(), E>,
+{
     let (file, _) = open(path)?;
     let workers = options.workers.max(1);
     let pool_size = 2 * workers + 2;
@@ -210,9 +234,10 @@ where
     let (chunk_sender, chunk_receiver) = mpsc::sync_channel::<Arc<Chunk>>(pool_size);
     let chunk_receiver = Mutex::new(chunk_receiver);
     let (output_sender, output_receiver) = mpsc::channel::<thread::Result<ChunkOutput<T>>>();
-    // Set when `map` or `consume` panicked: the reader stops, the rest is drained, and the
-    // panic is resumed on the calling thread once every thread has ended (unwinding at once
-    // would leave the reader waiting for buffers that never come back: a deadlock).
+    // Set when `map` or `consume` panicked or `consume` failed: the reader stops, the rest is
+    // drained (unparsed), and the panic is resumed, or the error returned, on the calling thread
+    // once every thread has ended (unwinding at once would leave the reader waiting for buffers
+    // that never come back: a deadlock).
     let stop = AtomicBool::new(false);
     let (recycle_sender, recycle_receiver) = mpsc::channel::<Vec<u8>>();
     let (hash_sender, hash_receiver) = if options.sha256 {
@@ -254,7 +279,7 @@ where
         });
         for _ in 0..workers {
             let output_sender = output_sender.clone();
-            let (chunk_receiver, map) = (&chunk_receiver, &map);
+            let (chunk_receiver, map, stop) = (&chunk_receiver, &map, &stop);
             scope.spawn(move || {
                 loop {
                     let next = match chunk_receiver.lock() {
@@ -262,8 +287,17 @@ where
                         Err(_) => return,
                     };
                     let Ok(chunk) = next else { return };
-                    let output =
-                        panic::catch_unwind(AssertUnwindSafe(|| split_and_map(chunk, map)));
+                    let output = if stop.load(Ordering::Relaxed) {
+                        // Its rows would be thrown away: hand the buffer back unparsed.
+                        Ok(ChunkOutput {
+                            chunk,
+                            lines: 0,
+                            blank_lines: 0,
+                            rows: Vec::new(),
+                        })
+                    } else {
+                        panic::catch_unwind(AssertUnwindSafe(|| split_and_map(chunk, map)))
+                    };
                     if output_sender.send(output).is_err() {
                         return;
                     }
@@ -282,9 +316,10 @@ where
         let mut pending = std::collections::BTreeMap::<u64, ChunkOutput<T>>::new();
         let mut next_sequence = 0;
         let mut panicked = None;
+        let mut consumer_error = None;
         for output in output_receiver {
             let output = match output {
-                Ok(output) if panicked.is_none() => output,
+                Ok(output) if panicked.is_none() && consumer_error.is_none() => output,
                 Ok(output) => {
                     release(output.chunk, &recycle_sender);
                     continue;
@@ -307,17 +342,27 @@ where
                             byte_offset: start_offset + offset,
                         };
                         summary.rows += 1;
-                        consume(position, value);
+                        consume(position, value)?;
                     }
+                    Ok(())
                 }));
+                drop(rows);
                 summary.lines += output.lines;
                 summary.blank_lines += output.blank_lines;
                 release(output.chunk, &recycle_sender);
                 next_sequence += 1;
-                if let Err(payload) = consumed {
-                    panicked = Some(payload);
-                    abandon(&stop, &mut pending, &recycle_sender);
-                    break;
+                match consumed {
+                    Ok(Ok(())) => {}
+                    Ok(Err(error)) => {
+                        consumer_error = Some(error);
+                        abandon(&stop, &mut pending, &recycle_sender);
+                        break;
+                    }
+                    Err(payload) => {
+                        panicked = Some(payload);
+                        abandon(&stop, &mut pending, &recycle_sender);
+                        break;
+                    }
                 }
             }
         }
@@ -334,13 +379,16 @@ where
         if let Some(payload) = panicked {
             panic::resume_unwind(payload);
         }
+        if let Some(error) = consumer_error {
+            return Err(error);
+        }
         summary.bytes = reader_result?;
         summary.sha256 = sha256;
         Ok(summary)
     })
 }
 
-/// After a panic in the caller's functions: stops the reader and hands back the buffers of the
+/// After a panic in the caller's functions or an error from `consume`: stops the reader and hands back the buffers of the
 /// chunks waiting for their turn (the lost chunk's turn never comes).
 fn abandon<T>(
     stop: &AtomicBool,
@@ -406,7 +454,7 @@ struct ChunkSenders {
 }
 
 /// Reads the file into chunks of whole lines; returns the number of bytes read. Stops early
-/// when `stop` is set (a caller's function panicked).
+/// when `stop` is set (a caller's function panicked, or `consume` failed).
 fn read_chunks(
     mut file: std::fs::File,
     path: PathBuf,

@@ -14,7 +14,7 @@
 //! A test value is a string or, in three released records, a list such as `["123"]`; it is kept
 //! as released ([`TestValue::List`]) and never coerced.
 
-use crate::json::{JsonStr, JsonString, Value, ValueRef};
+use rlvr_python_compat::json::{JsonStr, JsonString, Value, ValueRef};
 
 /// Why a JSON value is not a record: the field path and the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -20,9 +20,9 @@ use std::fmt::Write;
 
 use sha2::{Digest, Sha256};
 
-use crate::json::ValueRef;
 use crate::record::{RecordRef, TestsRef};
-use crate::text::for_each_normalized_piece;
+use rlvr_python_compat::json::ValueRef;
+use rlvr_python_compat::text::for_each_normalized_piece;
 
 /// A 128-bit key standing for a string in a distinct-count set.
 pub type TextKey = [u8; 16];
@@ -90,7 +90,7 @@ impl RowFigures {
             },
         };
         Self {
-            prompt_chars: crate::json::code_point_count(&prompt) as u64,
+            prompt_chars: rlvr_python_compat::json::code_point_count(&prompt) as u64,
             prompt_key: text_key(|hasher| hasher.update(&prompt)),
             normalized_prompt_key: text_key(|hasher| {
                 for_each_normalized_piece(&prompt, |piece| hasher.update(piece))

@@ -8,11 +8,11 @@
 
 use std::borrow::Cow;
 
-use crate::json::ValueRef;
 use crate::reader::{Line, LinePosition, ReadSummary, parse_line};
 use crate::record::{
     ROUTING_ABILITY, ROUTING_DATA_SOURCE, ROUTING_DATA_TYPE, ROUTING_STYLE, TestsRef,
 };
+use rlvr_python_compat::json::ValueRef;
 
 /// One check of the card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

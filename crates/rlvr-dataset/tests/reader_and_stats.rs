@@ -4,7 +4,9 @@
 
 use proptest::prelude::*;
 use rlvr_dataset::stats::{RowFigures, StatsAccumulator, TestFigures};
-use rlvr_dataset::{LinePosition, ReadOptions, RowLookup, for_each_line, read_row};
+use rlvr_dataset::{
+    LinePosition, ReadError, ReadOptions, RowLookup, for_each_line, read_row, try_for_each_line,
+};
 
 fn record(prompt: &str) -> String {
     let tests = format!(
@@ -212,4 +214,84 @@ fn a_panic_in_the_callers_functions_reaches_the_caller_and_nothing_hangs() {
         };
         assert_eq!(outcome, Err(expected.to_owned()));
     }
+}
+
+/// What a failing consumer sees come back, or a problem with the file.
+#[derive(Debug)]
+enum ConsumerStop {
+    Full(u64),
+    Read(ReadError),
+}
+
+impl From<ReadError> for ConsumerStop {
+    fn from(error: ReadError) -> Self {
+        Self::Read(error)
+    }
+}
+
+/// Issue 23: a consumer that fails (a full disk while writing rows out) stops the read at once:
+/// its error comes back, and only the chunks already in the buffer pool were read and parsed,
+/// not the rest of the file.
+#[test]
+fn a_failing_consumer_stops_the_read_after_a_bounded_amount() {
+    let directory = tempfile::tempdir().expect("tempdir");
+    let path = directory.path().join("file.jsonl");
+    let line_bytes = 100;
+    let lines = 20_000u64;
+    let text: String = (0..lines)
+        .map(|line| format!("{{\"line\":{line:>width$}}}\n", width = line_bytes - 10))
+        .collect();
+    assert_eq!(text.len(), line_bytes * lines as usize);
+    std::fs::write(&path, text).expect("write");
+    let options = ReadOptions {
+        chunk_bytes: 1024,
+        workers: 2,
+        sha256: true,
+    };
+    // The pool, one chunk the reader may start just before it sees the stop, the chunk being
+    // consumed; each chunk grows past `chunk_bytes` to the end of its last line.
+    let bound = (2 * options.workers as u64 + 4) * (options.chunk_bytes / line_bytes + 1) as u64;
+    for fail_at_row in [0, 500] {
+        let mapped = std::sync::atomic::AtomicU64::new(0);
+        let mut consumed = 0;
+        let outcome = try_for_each_line(
+            &path,
+            &options,
+            |line| {
+                mapped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                line.bytes.len()
+            },
+            |position, _| {
+                consumed += 1;
+                if position.row == fail_at_row {
+                    return Err(ConsumerStop::Full(position.row));
+                }
+                Ok(())
+            },
+        );
+        assert!(
+            matches!(outcome, Err(ConsumerStop::Full(row)) if row == fail_at_row),
+            "{outcome:?}"
+        );
+        assert_eq!(
+            consumed,
+            fail_at_row + 1,
+            "no row is consumed after the error"
+        );
+        let mapped = mapped.into_inner();
+        assert!(
+            mapped <= fail_at_row + 1 + bound,
+            "{mapped} of {lines} lines parsed after the consumer failed at row {fail_at_row} (bound {bound})"
+        );
+    }
+    let missing = try_for_each_line(
+        &directory.path().join("missing.jsonl"),
+        &options,
+        |line| line.bytes.len(),
+        |_, _| Ok::<(), ConsumerStop>(()),
+    );
+    assert!(
+        matches!(missing, Err(ConsumerStop::Read(ReadError::Io { .. }))),
+        "{missing:?}"
+    );
 }

@@ -4,7 +4,7 @@
 //! allows), issue 24.
 //!
 //! Lines are read as Python's `json` writes them (lone surrogates, `NaN`; see
-//! [`rlvr_verify::python_json`]), and a key whose value is `null` is the same as an absent key
+//! [`rlvr_verify::parse_python_json`]), and a key whose value is `null` is the same as an absent key
 //! (`{"ground_truth": null, "index": 3}` is a dataset job), as in every entry point.
 
 use rlvr_verify::{Language, LanguageRequest, TestSuite, TestSuiteError, parse_python_json};

@@ -95,11 +95,11 @@ struct RowAudit {
 
 /// The checker a ground truth names: the `checker` string (a built-in name, or the first line
 /// of Python source), else `c++` for a `checker_cpp`.
-fn checker_named(ground_truth: &rlvr_dataset::json::ValueRef<'_>) -> Option<String> {
+fn checker_named(ground_truth: &rlvr_python_compat::json::ValueRef<'_>) -> Option<String> {
     let present = |key: &str| {
         ground_truth
             .get(key)
-            .filter(|value| !matches!(value, rlvr_dataset::json::ValueRef::Null))
+            .filter(|value| !matches!(value, rlvr_python_compat::json::ValueRef::Null))
     };
     if let Some(checker) = present("checker") {
         let text = checker

@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use regex::Regex;
-use rlvr_dataset::json::ValueRef;
 use rlvr_dataset::record::{RecordRef, TestsRef};
+use rlvr_python_compat::json::ValueRef;
 
 use crate::answer_variety::{VarietyPhrase, answer_variety};
 use crate::normalize::decode_lossy;

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use rlvr_dataset::record::RecordRef;
-use rlvr_dataset::{LineError, ReadOptions, for_each_line, parse_line};
+use rlvr_dataset::{LineError, ReadOptions, parse_line, try_for_each_line};
 use rlvr_output::{AtomicFile, refuse_overwriting_inputs};
 
 use crate::bad_lines::note_bad_line;
@@ -129,8 +129,8 @@ pub fn convert_file(
             })?;
         }
     } else {
-        let mut write_error = None;
-        let summary = for_each_line(
+        // A write error (a full disk) stops the read at once.
+        let summary = try_for_each_line(
             input,
             read,
             |line| {
@@ -140,36 +140,36 @@ pub fn convert_file(
                     out
                 })
             },
-            |position, converted| match converted {
-                Ok(line) => {
-                    report.rows += 1;
-                    if write_error.is_none() {
-                        write_error = destination.write_all(&line).err();
+            |position, converted| -> Result<(), ProductsError> {
+                match converted {
+                    Ok(line) => {
+                        report.rows += 1;
+                        destination
+                            .write_all(&line)
+                            .map_err(|source| destination.error(source))?;
+                    }
+                    Err(error) => {
+                        let error = match error {
+                            ConvertLineError::Line(error) => error,
+                            ConvertLineError::Parts(error) => LineError::InvalidRecord {
+                                source: rlvr_dataset::RecordError {
+                                    field: error.field,
+                                    reason: error.reason,
+                                },
+                            },
+                        };
+                        note_bad_line(
+                            &mut report.bad_line_count,
+                            &mut report.bad_lines,
+                            input,
+                            position,
+                            error,
+                        );
                     }
                 }
-                Err(error) => {
-                    let error = match error {
-                        ConvertLineError::Line(error) => error,
-                        ConvertLineError::Parts(error) => LineError::InvalidRecord {
-                            source: rlvr_dataset::RecordError {
-                                field: error.field,
-                                reason: error.reason,
-                            },
-                        },
-                    };
-                    note_bad_line(
-                        &mut report.bad_line_count,
-                        &mut report.bad_lines,
-                        input,
-                        position,
-                        error,
-                    );
-                }
+                Ok(())
             },
         )?;
-        if let Some(source) = write_error {
-            return Err(destination.error(source).into());
-        }
         if summary.rows == 0 {
             return Err(ProductsError::NoRecords {
                 path: input.to_path_buf(),

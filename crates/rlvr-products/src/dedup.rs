@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
-use rlvr_dataset::{ReadOptions, for_each_line};
+use rlvr_dataset::{ReadOptions, try_for_each_line};
 use rlvr_output::{AtomicFile, refuse_overwriting_inputs};
 
 use crate::bad_lines::note_bad_line;
@@ -55,12 +55,12 @@ pub fn dedup_file(
         by,
         ..DedupReport::default()
     };
-    let mut write_error = None;
-    let summary = for_each_line(
+    // A write error (a full disk) stops the read at once.
+    let summary = try_for_each_line(
         input,
         read,
         |line| (line_key(line, by), line.bytes.to_vec()),
-        |position, ((key, bad), line)| {
+        |position, ((key, bad), line)| -> Result<(), ProductsError> {
             report.rows += 1;
             if let Some(error) = bad {
                 note_bad_line(
@@ -76,22 +76,17 @@ pub fn dedup_file(
                     row: position.row,
                     kept_row,
                 });
-                return;
+                return Ok(());
             }
             first_rows.insert(key, position.row);
             report.kept += 1;
-            if write_error.is_none()
-                && let Err(source) = destination
-                    .write_all(&line)
-                    .and_then(|()| destination.write_all(b"\n"))
-            {
-                write_error = Some(source);
-            }
+            destination
+                .write_all(&line)
+                .and_then(|()| destination.write_all(b"\n"))
+                .map_err(|source| destination.error(source))?;
+            Ok(())
         },
     )?;
-    if let Some(source) = write_error {
-        return Err(destination.error(source).into());
-    }
     if summary.rows == 0 {
         return Err(ProductsError::NoRecords {
             path: input.to_path_buf(),

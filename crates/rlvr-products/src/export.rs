@@ -8,12 +8,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use parquet::arrow::arrow_writer::ArrowColumnChunk;
-use rlvr_dataset::{LineError, ReadOptions, for_each_line};
+use rlvr_dataset::{LineError, ReadError, ReadOptions, try_for_each_line};
 use rlvr_output::{
     AtomicFile, CreatedDirectories, commit_all_replacing, refuse_overwriting_inputs,
 };
@@ -171,11 +171,13 @@ pub fn export_parquet(
     let (group_sender, group_receiver) =
         mpsc::sync_channel::<(u64, Vec<ExportRow>, Vec<KeptLine>)>(encoders);
     let (chunk_sender, chunk_receiver) = mpsc::sync_channel::<Encoded>(encoders * 2);
-    let group_receiver = Mutex::new(group_receiver);
+    // Owned by the encoders only: once they all stopped (the writer failed), sending a row group
+    // fails instead of blocking forever on a full channel nobody reads.
+    let group_receiver = Arc::new(Mutex::new(group_receiver));
     let (summary, write_result) = std::thread::scope(|scope| {
         for _ in 0..encoders {
             let (group_receiver, chunk_sender, encoder) =
-                (&group_receiver, chunk_sender.clone(), &encoder);
+                (Arc::clone(&group_receiver), chunk_sender.clone(), &encoder);
             let (layout, split) = (options.layout, options.split.as_str());
             let data_source = options.data_source.as_deref();
             scope.spawn(move || {
@@ -200,7 +202,7 @@ pub fn export_parquet(
                 }
             });
         }
-        drop(chunk_sender);
+        drop((chunk_sender, group_receiver));
         let writer_thread = scope.spawn(move || -> Result<ShardWriter, ProductsError> {
             type Pending = (
                 u64,
@@ -220,8 +222,9 @@ pub fn export_parquet(
         });
 
         let mut group = Vec::new();
-        let (mut group_bytes, mut sequence, mut sending) = (0usize, 0u64, true);
-        let mut send = |mut group: Vec<ExportRow>, sequence: &mut u64| {
+        let (mut group_bytes, mut sequence) = (0usize, 0u64);
+        // False once the writer stopped on an error (reported below): the read stops too.
+        let send = |mut group: Vec<ExportRow>, sequence: &mut u64| -> bool {
             let kept: Vec<KeptLine> = group
                 .iter_mut()
                 .enumerate()
@@ -229,32 +232,36 @@ pub fn export_parquet(
                     row.source_line.take().map(|line| (index, row.row, line))
                 })
                 .collect();
-            if sending && group_sender.send((*sequence, group, kept)).is_err() {
-                sending = false; // the writer stopped on an error; it is reported below
-            }
+            let sent = group_sender.send((*sequence, group, kept)).is_ok();
             *sequence += 1;
+            sent
         };
-        let summary = for_each_line(
+        let summary = try_for_each_line(
             input,
             &options.read,
             ExportRow::from_line,
-            |position, result| match result {
-                Ok(mut row) => {
-                    row.row = position.row;
-                    note_flags(&mut report, &row);
-                    group_bytes += row.text_bytes();
-                    group.push(row);
-                    if group.len() >= options.row_group_rows
-                        || group_bytes >= options.row_group_bytes
-                    {
-                        send(std::mem::take(&mut group), &mut sequence);
-                        group_bytes = 0;
+            |position, result| {
+                match result {
+                    Ok(mut row) => {
+                        row.row = position.row;
+                        note_flags(&mut report, &row);
+                        group_bytes += row.text_bytes();
+                        group.push(row);
+                        if group.len() >= options.row_group_rows
+                            || group_bytes >= options.row_group_bytes
+                        {
+                            group_bytes = 0;
+                            if !send(std::mem::take(&mut group), &mut sequence) {
+                                return Err(ExportReadStop::WriterStopped);
+                            }
+                        }
                     }
+                    Err(error) => note_export_bad_line(&mut report, input, position, error),
                 }
-                Err(error) => note_export_bad_line(&mut report, input, position, error),
+                Ok(())
             },
         );
-        if !group.is_empty() {
+        if !group.is_empty() && summary.is_ok() {
             send(group, &mut sequence);
         }
         drop(group_sender);
@@ -264,7 +271,21 @@ pub fn export_parquet(
         };
         (summary, write_result)
     });
-    let summary = summary?;
+    let summary = match summary {
+        Ok(summary) => summary,
+        Err(ExportReadStop::Read(error)) => return Err(error.into()),
+        // The encoders stop taking row groups only when the writer failed (a full disk): its
+        // error is the one to report.
+        Err(ExportReadStop::WriterStopped) => {
+            return Err(match write_result {
+                Err(error) => error,
+                Ok(_) => ProductsError::Io {
+                    path: data_dir,
+                    source: std::io::Error::other("the parquet writer stopped without an error"),
+                },
+            });
+        }
+    };
     let finished = write_result?.finish()?;
     if summary.rows == 0 {
         return Err(ProductsError::NoRecords {
@@ -288,6 +309,20 @@ pub fn export_parquet(
     directories.keep();
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Why the export's read ended before the end of the file.
+enum ExportReadStop {
+    /// The input could not be read.
+    Read(ReadError),
+    /// The Parquet writer stopped on an error, so nothing more can be written.
+    WriterStopped,
+}
+
+impl From<ReadError> for ExportReadStop {
+    fn from(error: ReadError) -> Self {
+        Self::Read(error)
+    }
 }
 
 /// A row with at least this much text is encoded on its own, its text moved into Arrow rather

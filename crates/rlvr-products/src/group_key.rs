@@ -5,7 +5,7 @@
 //! probability about n^2 / 2^129.
 
 use rlvr_dataset::record::RecordRef;
-use rlvr_dataset::text::for_each_normalized_piece;
+use rlvr_python_compat::text::for_each_normalized_piece;
 use sha2::{Digest, Sha256};
 
 /// A 128-bit key standing for a group.

@@ -22,7 +22,6 @@ pub mod import;
 pub mod layout;
 pub mod normalize;
 pub mod parquet_rows;
-pub mod python_json;
 pub mod release;
 mod release_line;
 pub mod row;

@@ -27,9 +27,9 @@
 
 use std::borrow::Cow;
 
-use rlvr_dataset::json::{JsonStr, ValueRef};
+use rlvr_python_compat::json::{JsonStr, ValueRef};
 
-use crate::python_json::push_value;
+use rlvr_python_compat::dumps::push_value;
 
 /// Decodes a JSON string to UTF-8; the flag is true when a lone surrogate was replaced.
 pub fn decode_lossy<'a>(string: &JsonStr<'a>) -> (Cow<'a, str>, bool) {
@@ -90,7 +90,7 @@ mod tests {
     use super::*;
 
     fn text_of(json: &str) -> (String, bool, bool) {
-        let value = rlvr_dataset::json::parse(json).unwrap_or(ValueRef::Null);
+        let value = rlvr_python_compat::json::parse(json).unwrap_or(ValueRef::Null);
         test_value_text(&value)
     }
 

@@ -8,11 +8,11 @@
 //! `data_type` is something else keeps it in an extra upstream key and the round trip stays
 //! lossless.
 
-use rlvr_dataset::json::ValueRef;
 use rlvr_dataset::record::{ROUTING_DATA_TYPE, RecordRef};
+use rlvr_python_compat::json::ValueRef;
 
-use crate::python_json::{looks_ascii_escaped, push_string};
 use crate::release_line::ReleaseLine;
+use rlvr_python_compat::dumps::{looks_ascii_escaped, push_string};
 
 /// `(role, content)` of one prompt message, WTF-8.
 pub type MessageParts = (Vec<u8>, Vec<u8>);
@@ -131,7 +131,7 @@ impl ReleaseParts {
                 "holds a lone surrogate outside a JSON escape",
             )
         })?;
-        if rlvr_dataset::json::parse(&ground_truth).is_err() {
+        if rlvr_python_compat::json::parse(&ground_truth).is_err() {
             return Err(missing("reward_model.ground_truth", "is not JSON text"));
         }
         let data_type = match value.get("data_type") {

@@ -8,7 +8,7 @@
 //! `json.dumps` separators; strings escaped as `json.dumps` escapes them (`ensure_ascii` per
 //! line); `L` and `G` are JSON text copied as they are.
 
-use crate::python_json::push_string;
+use rlvr_python_compat::dumps::push_string;
 
 /// Where the pieces of a line go.
 pub(crate) trait LineSink {

@@ -1,14 +1,14 @@
 //! One record in the form both Parquet layouts are built from: decoded UTF-8 columns plus the
 //! exact JSON text of the tests, extracted from a parsed line on a reader thread.
 
-use rlvr_dataset::json::ValueRef;
 use rlvr_dataset::record::{RecordError, RecordRef, TestKind, TestsRef};
 use rlvr_dataset::{Line, LineError};
+use rlvr_python_compat::json::ValueRef;
 
 use crate::normalize::{decode_lossy, test_value_text};
-use crate::python_json::looks_ascii_escaped;
 use crate::release_line::ReleaseLine;
 use crate::string_list::StringList;
+use rlvr_python_compat::dumps::looks_ascii_escaped;
 
 /// The routing fields of `metadata`, kept so an export loses nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -165,7 +165,7 @@ impl ExportRow {
         // it is copied as is; Arrow checks it once more when the column is built.
         row.ground_truth = record.ground_truth_value.raw().to_vec();
         row.label_differs = !record.label_equals_ground_truth();
-        let mut text = |string: &rlvr_dataset::json::JsonStr<'_>| {
+        let mut text = |string: &rlvr_python_compat::json::JsonStr<'_>| {
             let (text, replaced) = decode_lossy(string);
             lossy |= replaced;
             text.into_owned()

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use rlvr_dataset::json::{ValueRef, parse};
+use rlvr_python_compat::json::{ValueRef, parse};
 
 /// The key-value metadata key.
 pub const SOURCE_LINES_KEY: &str = "rlvr.source_lines";

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use rlvr_dataset::{ReadOptions, for_each_line};
+use rlvr_dataset::{ReadOptions, for_each_line, try_for_each_line};
 use rlvr_output::{AtomicFile, CreatedDirectories, commit_all, refuse_overwriting_inputs};
 use sha2::{Digest, Sha256};
 
@@ -199,32 +199,26 @@ pub fn split_file(
     for split in assignment.values() {
         report.splits[*split].groups += 1;
     }
-    let mut write_error = None;
-    for_each_line(
+    // A write error (a full disk) stops the read at once.
+    try_for_each_line(
         input,
         &options.read,
         |line| line.bytes.to_vec(),
-        |position, line| {
+        |position, line| -> Result<(), ProductsError> {
             let split = keys
                 .get(position.row as usize)
                 .and_then(|key| assignment.get(key))
                 .copied()
                 .unwrap_or(0);
             report.splits[split].rows += 1;
-            if write_error.is_none() {
-                let writer = &mut writers[split];
-                if let Err(source) = writer
-                    .write_all(&line)
-                    .and_then(|()| writer.write_all(b"\n"))
-                {
-                    write_error = Some(writer.error(source));
-                }
-            }
+            let writer = &mut writers[split];
+            writer
+                .write_all(&line)
+                .and_then(|()| writer.write_all(b"\n"))
+                .map_err(|source| writer.error(source))?;
+            Ok(())
         },
     )?;
-    if let Some(error) = write_error {
-        return Err(error.into());
-    }
     commit_all(writers)?;
     directories.keep();
     Ok(report)

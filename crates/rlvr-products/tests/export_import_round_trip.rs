@@ -9,8 +9,8 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use rlvr_dataset::ReadOptions;
-use rlvr_products::python_json::push_string;
 use rlvr_products::{ExportOptions, Layout, export_parquet, import_parquet};
+use rlvr_python_compat::dumps::push_string;
 
 /// One piece of a string: a character, or a lone surrogate (which only a JSON escape can
 /// carry, and a UTF-8 column cannot).

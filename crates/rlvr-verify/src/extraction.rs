@@ -4,7 +4,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::python_text::python_strip;
+use rlvr_python_compat::text::python_strip;
 
 /// Which extraction rule a profile uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

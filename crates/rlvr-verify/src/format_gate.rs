@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::python_text::python_strip;
+use rlvr_python_compat::text::python_strip;
 
 /// Which format check a profile applies to the response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -12,7 +12,7 @@
 use rlvr_languages::{Language, LanguageChoice};
 
 use crate::extraction::{FencedBlock, judge_blocks};
-use crate::python_text::python_strip;
+use rlvr_python_compat::text::python_strip;
 
 /// A job's language settings (its `language` and `languages` keys).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -21,7 +21,6 @@ mod plan;
 pub mod prelude;
 mod profile;
 mod program_text;
-pub mod python_json;
 mod python_text;
 mod scoring;
 mod selection;
@@ -47,8 +46,8 @@ pub use plan::{
 };
 pub use profile::{Profile, ProfileError, ProfileName, describe_profiles};
 pub use program_text::ProgramText;
-pub use python_json::{JsonTextError, from_python_json, parse_python_json};
 pub use rlvr_languages::{Language, LanguageChoice};
+pub use rlvr_python_compat::loads::{JsonTextError, from_python_json, parse_python_json};
 pub use scoring::{
     CODE_R1_FAILURE, CODE_R1_FORMAT_ERROR, CODE_R1_SUCCESS, KLEAR_MISSING_THINK_CLOSE,
     KLEAR_MISSING_THINK_OPEN, KLEAR_NO_CODE, PRIME_SCORED_TESTS, Scoring,

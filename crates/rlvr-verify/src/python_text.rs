@@ -1,68 +1,9 @@
-//! Python's string semantics that reference rewards rely on: `str.isspace`, `str.strip`,
-//! `str.split()`, `str.splitlines()`, `float()` and `str.isdigit()`, written from the
-//! language reference so that comparisons agree with the reference implementations byte for byte.
+//! Python's and numpy's number semantics that reference rewards rely on: `float()`,
+//! `str.isdigit()` and `numpy.isclose`/`allclose`, written from their references so that
+//! comparisons agree with the reference implementations byte for byte (the `str` methods,
+//! `isspace`, `strip`, `split` and `splitlines`, are `rlvr_python_compat::text`'s).
 
-/// Whether Python's `str.isspace()` is true for this character.
-///
-/// Python counts the Unicode `White_Space` characters plus the four ASCII information
-/// separators U+001C..U+001F (bidirectional class B or S), which Rust's `char::is_whitespace`
-/// leaves out.
-pub(crate) fn is_python_space(character: char) -> bool {
-    character.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&character)
-}
-
-/// Python's `text.strip()`: removes whitespace from both ends.
-pub(crate) fn python_strip(text: &str) -> &str {
-    text.trim_matches(is_python_space)
-}
-
-/// Python's `text.split()` with no separator: runs of whitespace separate tokens, empty
-/// tokens are dropped.
-pub(crate) fn python_split_whitespace(text: &str) -> impl Iterator<Item = &str> {
-    text.split(is_python_space)
-        .filter(|token| !token.is_empty())
-}
-
-/// Whether Python's `str.splitlines()` treats this character as a line boundary.
-fn is_line_boundary(character: char) -> bool {
-    matches!(
-        character,
-        '\n' | '\r'
-            | '\u{0b}'
-            | '\u{0c}'
-            | '\u{1c}'
-            | '\u{1d}'
-            | '\u{1e}'
-            | '\u{85}'
-            | '\u{2028}'
-            | '\u{2029}'
-    )
-}
-
-/// Python's `text.splitlines()`: splits on every line boundary (`\r\n` counts once) and
-/// produces no empty trailing element for a final terminator.
-pub(crate) fn python_splitlines(text: &str) -> Vec<&str> {
-    let mut lines = Vec::new();
-    let mut start = 0;
-    let mut characters = text.char_indices().peekable();
-    while let Some((position, character)) = characters.next() {
-        if is_line_boundary(character) {
-            lines.push(&text[start..position]);
-            let mut end = position + character.len_utf8();
-            if character == '\r'
-                && let Some(&(_, '\n')) = characters.peek()
-            {
-                characters.next();
-                end += 1;
-            }
-            start = end;
-        }
-    }
-    if start < text.len() {
-        lines.push(&text[start..]);
-    }
-    lines
-}
+use rlvr_python_compat::text::python_strip;
 
 /// Python's `text.isdigit()`, restricted to ASCII digits.
 ///
@@ -165,45 +106,6 @@ pub(crate) fn numpy_allclose(actual: &[f64], desired: &[f64]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every character below U+3001 for which CPython 3.11's `str.isspace()` is true.
-    const PYTHON_SPACES: &[u32] = &[
-        0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680, 0x2000,
-        0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028,
-        0x2029, 0x202f, 0x205f, 0x3000,
-    ];
-
-    #[test]
-    fn isspace_matches_cpython_below_u3001() {
-        for code in 0..=0x3000u32 {
-            let Some(character) = char::from_u32(code) else {
-                continue;
-            };
-            assert_eq!(
-                is_python_space(character),
-                PYTHON_SPACES.contains(&code),
-                "U+{code:04X}"
-            );
-        }
-    }
-
-    #[test]
-    fn strip_removes_unicode_and_separator_whitespace() {
-        assert_eq!(python_strip("\u{a0}\u{1c} 4\u{3000}\n"), "4");
-        assert_eq!(
-            python_strip("\u{200b}4"),
-            "\u{200b}4",
-            "zero width space is no space"
-        );
-    }
-
-    #[test]
-    fn splitlines_follows_python() {
-        assert_eq!(python_splitlines("1\r\n2\r3\n"), vec!["1", "2", "3"]);
-        assert_eq!(python_splitlines("1\n\n2"), vec!["1", "", "2"]);
-        assert_eq!(python_splitlines(""), Vec::<&str>::new());
-        assert_eq!(python_splitlines("a\u{2028}b\u{0c}"), vec!["a", "b"]);
-    }
 
     #[test]
     fn float_follows_python_grammar() {

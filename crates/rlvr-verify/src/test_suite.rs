@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::checker::Checker;
 use crate::limits::MAX_TIME_LIMIT;
-use crate::python_json::parse_python_json;
+use rlvr_python_compat::loads::parse_python_json;
 
 /// Most tests one ground truth may hold: eight times the dataset's largest record (1,226
 /// tests). More is refused as `invalid_job` rather than planned, since every test costs a
@@ -149,7 +149,7 @@ fn member<'a>(object: &'a serde_json::Map<String, Value>, key: &str) -> Option<&
 
 impl TestSuite {
     /// Parses a ground truth given as a JSON string (Klear and verl accept both forms), read
-    /// as Python's `json.loads` reads it (lone surrogates, `NaN`: see [`crate::python_json`]).
+    /// as Python's `json.loads` reads it (lone surrogates, `NaN`: see [`rlvr_python_compat::loads`]).
     pub fn from_json_str(text: &str) -> Result<Self, TestSuiteError> {
         let value = parse_python_json(text.as_bytes())
             .map_err(|source| TestSuiteError::InvalidJson { source })?;

@@ -2,7 +2,7 @@
 //! resolution, admission, deadlines.
 //!
 //! Bodies are read as Python's `json` writes them (lone surrogate escapes, `NaN`: see
-//! `rlvr_verify::python_json`), so one odd character in a prompt no longer rejects a whole
+//! `rlvr_python_compat::loads`), so one odd character in a prompt no longer rejects a whole
 //! batch; a field of the wrong type is a 400 naming the field's path. In every request, a key
 //! whose value is `null` is the same as an absent key (pyarrow and pandas write absent keys
 //! as `null`).

@@ -12,7 +12,7 @@
 
 use super::lines_of_tokens_match;
 use crate::decimal::DecimalNumber;
-use crate::python_text::python_strip;
+use rlvr_python_compat::text::python_strip;
 
 const TOLERANCE: f64 = 1e-6;
 

@@ -3,7 +3,7 @@
 //! or when both parse as equal lists of `Decimal` tokens (no tolerance).
 
 use crate::decimal::DecimalNumber;
-use crate::python_text::{python_split_whitespace, python_strip};
+use rlvr_python_compat::text::{python_split_whitespace, python_strip};
 
 fn stripped_lines(text: &str) -> Vec<&str> {
     python_strip(text).split('\n').map(python_strip).collect()

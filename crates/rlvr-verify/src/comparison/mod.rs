@@ -94,7 +94,7 @@ pub(crate) fn lines_of_tokens_match(
     expected_lines: &[&str],
     token_matches: fn(&str, &str) -> bool,
 ) -> bool {
-    use crate::python_text::python_split_whitespace;
+    use rlvr_python_compat::text::python_split_whitespace;
     actual_lines.len() == expected_lines.len()
         && actual_lines
             .iter()

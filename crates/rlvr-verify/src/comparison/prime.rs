@@ -9,9 +9,9 @@
 //!    `float()` (so a line with two tokens fails) and `np.allclose` holds;
 //! 5. the later set-based checks never succeed on string lines and are left out.
 
-use crate::python_text::{
-    numpy_allclose, python_float, python_isdigit, python_splitlines, python_strip,
-};
+use rlvr_python_compat::text::{python_splitlines, python_strip};
+
+use crate::python_text::{numpy_allclose, python_float, python_isdigit};
 
 /// Whether prime_code accepts `actual` for `expected`.
 pub fn prime_equal(actual: &str, expected: &str) -> bool {

@@ -1,7 +1,7 @@
 //! The exact string comparators: Code-R1/Klear's `strip()==` and SandboxFusion's
 //! `rstrip("\n")==`.
 
-use crate::python_text::python_strip;
+use rlvr_python_compat::text::python_strip;
 
 /// `actual.strip() == expected.strip()` with Python's Unicode whitespace, whole strings, no
 /// per-line normalisation.

@@ -12,7 +12,9 @@
 use std::collections::BTreeSet;
 
 use super::lines_of_tokens_match;
-use crate::python_text::{numpy_isclose, python_float, python_strip};
+use rlvr_python_compat::text::python_strip;
+
+use crate::python_text::{numpy_isclose, python_float};
 
 fn non_empty_lines(text: &str) -> Vec<&str> {
     text.split('\n')

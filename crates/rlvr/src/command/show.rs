@@ -8,12 +8,12 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use rlvr_dataset::json::{JsonString, Value, write_json_string};
 use rlvr_dataset::stats::group_thousands;
 use rlvr_dataset::{
     BadLine, LineError, Record, RowLookup, TestValue, Tests, label_equals_ground_truth, parse_line,
     read_row,
 };
+use rlvr_python_compat::json::{JsonString, Value, write_json_string};
 
 use crate::command::validate::unreadable;
 use crate::exit::{Failure, Status, USAGE};

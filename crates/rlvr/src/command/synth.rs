@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use rlvr_dataset::synth::{SynthOptions, SynthSummary, faults_sidecar_path, write_synthetic};
+use rlvr_synth::{SynthOptions, SynthSummary, faults_sidecar_path, write_synthetic};
 
 use crate::exit::Status;
 use crate::stdout::outln;

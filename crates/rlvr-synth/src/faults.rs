@@ -6,7 +6,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::synth::json_text::push_value;
+use rlvr_python_compat::dumps::push_serde_value;
 
 /// What an injected line is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -178,7 +178,7 @@ impl InjectionKind {
             record = reorder_keys(&record);
         }
         let mut text = Vec::new();
-        push_value(&mut text, &record, false);
+        push_serde_value(&mut text, &record, false);
         let mut line = replace_marker(&text, MARKER.as_bytes(), marker_replacement);
         if self == Self::InvalidJson {
             line.truncate(line.len() / 2);

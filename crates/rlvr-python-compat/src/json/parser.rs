@@ -29,7 +29,7 @@ pub fn parse(text: &str) -> Result<ValueRef<'_>, JsonError> {
 
 /// [`parse`], also telling whether a carriage return occurred between tokens (JSON whitespace
 /// to `json.loads`, but a line break to Python's universal-newline file reading).
-pub(crate) fn parse_noting_carriage_return(text: &str) -> Result<(ValueRef<'_>, bool), JsonError> {
+pub fn parse_noting_carriage_return(text: &str) -> Result<(ValueRef<'_>, bool), JsonError> {
     let bytes = text.as_bytes();
     let mut parser = Parser {
         bytes,

@@ -11,15 +11,16 @@
 //! known lines, records that validation must reject and quirks it must accept.
 //!
 //! ```no_run
-//! use rlvr_dataset::synth::{SynthOptions, write_synthetic};
+//! use rlvr_synth::{SynthOptions, write_synthetic};
 //! let summary = write_synthetic("sample.jsonl", &SynthOptions::small(200, 7))?;
 //! assert_eq!(summary.rows, 200);
-//! # Ok::<(), rlvr_dataset::synth::SynthError>(())
+//! # Ok::<(), rlvr_synth::SynthError>(())
 //! ```
+
+#![forbid(unsafe_code)]
 
 mod error;
 mod faults;
-mod json_text;
 mod label;
 mod options;
 mod plan;

@@ -9,16 +9,16 @@ use std::time::Instant;
 
 use rand::Rng;
 use rayon::prelude::*;
+use rlvr_python_compat::dumps::push_string;
 
-use crate::synth::faults::{InjectedLine, InjectionKind};
-use crate::synth::json_text::push_string;
-use crate::synth::label::{push_functional_label, push_input_output_label};
-use crate::synth::plan::{Plan, RECORD_OVERHEAD_BYTES, TestsPlan, mixed_value_rows};
-use crate::synth::pool::TextPool;
-use crate::synth::prompt::{function_for, render_prompt};
-use crate::synth::random::{Stream, random_for};
-use crate::synth::summary::{ExpectedFigures, Spread};
-use crate::synth::{SynthError, SynthOptions, SynthSummary};
+use crate::faults::{InjectedLine, InjectionKind};
+use crate::label::{push_functional_label, push_input_output_label};
+use crate::plan::{Plan, RECORD_OVERHEAD_BYTES, TestsPlan, mixed_value_rows};
+use crate::pool::TextPool;
+use crate::prompt::{function_for, render_prompt};
+use crate::random::{Stream, random_for};
+use crate::summary::{ExpectedFigures, Spread};
+use crate::{SynthError, SynthOptions, SynthSummary};
 
 /// Bytes of rendered rows per batch (a batch holds at least one row).
 const BATCH_BYTES: u64 = 32 << 20;
@@ -193,7 +193,7 @@ impl RenderContext<'_> {
         let mut bytes =
             Vec::with_capacity(2 * label.len() + prompt.len() * 2 + RECORD_OVERHEAD_BYTES as usize);
         bytes.extend_from_slice(b"{\"prompt\": [{\"role\": \"user\", \"content\": ");
-        push_string(&mut bytes, &prompt, row_plan.ascii_only);
+        push_string(&mut bytes, prompt.as_bytes(), row_plan.ascii_only);
         bytes.extend_from_slice(b"}], \"label\": ");
         bytes.extend_from_slice(&label);
         bytes.extend_from_slice(b", \"metadata\": {\"data_type\": \"code\", \"data_source\": \"coder1_longcot\", \"ability\": \"code\", \"style\": \"rule\", \"hash\": \"");

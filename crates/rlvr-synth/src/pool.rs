@@ -7,7 +7,7 @@
 use rand::Rng;
 use rayon::prelude::*;
 
-use crate::synth::random::{Random, Stream, random_for};
+use crate::random::{Random, Stream, random_for};
 
 /// Bytes per block; each block has one flavour of line.
 const BLOCK_BYTES: usize = 32 * 1024;

@@ -2,7 +2,7 @@
 //! Python's verdict, plus round-trip properties of the string and value serialisation.
 
 use proptest::prelude::*;
-use rlvr_dataset::json::{JsonErrorKind, JsonString, Number, Value, parse, parse_owned};
+use rlvr_python_compat::json::{JsonErrorKind, JsonString, Number, Value, parse, parse_owned};
 
 /// (document, accepted by `json.loads`)
 const PYTHON_VERDICTS: &[(&str, bool)] = &[

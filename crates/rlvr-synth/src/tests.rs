@@ -3,9 +3,10 @@
 
 use std::collections::HashSet;
 
+use rlvr_python_compat::text::python_split_whitespace;
 use serde_json::Value;
 
-use crate::synth::{
+use crate::{
     ExpectedOutcome, InjectionKind, SynthOptions, SynthSummary, write_synthetic, write_synthetic_to,
 };
 
@@ -19,14 +20,9 @@ fn lines(bytes: &[u8]) -> Vec<&[u8]> {
     bytes.split_inclusive(|&byte| byte == b'\n').collect()
 }
 
-/// Python's `" ".join(text.split())`: `str.isspace` also covers U+001C..U+001F.
+/// Python's `" ".join(text.split())`.
 fn python_normalize(text: &str) -> String {
-    text.split(|character: char| {
-        character.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&character)
-    })
-    .filter(|word| !word.is_empty())
-    .collect::<Vec<_>>()
-    .join(" ")
+    python_split_whitespace(text).collect::<Vec<_>>().join(" ")
 }
 
 /// Checks one generated record line against the released schema; returns the parsed record.
@@ -316,10 +312,9 @@ fn write_synthetic_writes_the_file_and_the_faults_sidecar() {
     let bytes = fs_err::read(&path).expect("readable");
     assert_eq!(bytes.len() as u64, summary.bytes);
     assert_eq!(bytes, generate(&options).0);
-    let sidecar: Value = serde_json::from_slice(
-        &fs_err::read(crate::synth::faults_sidecar_path(&path)).expect("sidecar"),
-    )
-    .expect("JSON");
+    let sidecar: Value =
+        serde_json::from_slice(&fs_err::read(crate::faults_sidecar_path(&path)).expect("sidecar"))
+            .expect("JSON");
     assert_eq!(
         sidecar["injected"],
         serde_json::to_value(&summary.injected).expect("encodable")
@@ -337,7 +332,7 @@ fn an_unwritable_path_is_an_error_naming_it() {
 }
 
 /// Throughput check, run by hand in release mode:
-/// `cargo test --release -p rlvr-dataset --lib synth::tests::throughput -- --ignored --nocapture`.
+/// `cargo test --release -p rlvr-synth --lib tests::throughput -- --ignored --nocapture`.
 /// Set `RLVR_SYNTH_AVERAGE_BYTES` to change the record size (default: the card's).
 #[test]
 #[ignore = "writes about 1 GB; run by hand in release mode"]

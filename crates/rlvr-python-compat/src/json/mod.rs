@@ -35,8 +35,7 @@ mod string;
 mod value;
 
 pub use error::{JsonError, JsonErrorKind};
-pub(crate) use parser::parse_noting_carriage_return;
-pub use parser::{MAX_DEPTH, MAX_INTEGER_DIGITS, parse};
+pub use parser::{MAX_DEPTH, MAX_INTEGER_DIGITS, parse, parse_noting_carriage_return};
 pub use string::{JsonStr, JsonString, code_point_count, code_points, write_json_string};
 pub use value::{ArrayRef, Number, NumberRef, ObjectRef, Value, ValueRef};
 

@@ -7,8 +7,8 @@
 
 use rand::Rng;
 
-use crate::synth::plan::Problem;
-use crate::synth::random::{Random, Stream, random_for};
+use crate::plan::Problem;
+use crate::random::{Random, Stream, random_for};
 
 /// The argument a functional task's function takes.
 #[derive(Debug, Clone, Copy)]
@@ -448,12 +448,9 @@ mod tests {
     #[test]
     fn whitespace_variants_normalize_to_their_source() {
         let python_normalize = |text: &str| {
-            text.split(|character: char| {
-                character.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&character)
-            })
-            .filter(|word| !word.is_empty())
-            .collect::<Vec<_>>()
-            .join(" ")
+            rlvr_python_compat::text::python_split_whitespace(text)
+                .collect::<Vec<_>>()
+                .join(" ")
         };
         let source = "Print the answer.\n\nSample".to_string();
         for style in 0..4 {

@@ -1,7 +1,7 @@
 //! The generator's settings, with the presets other crates use: [`SynthOptions::small`] for quick
 //! test files and [`SynthOptions::like_card`] for a full-size benchmark file.
 
-use crate::synth::SynthError;
+use crate::SynthError;
 
 /// What to generate. Construct with [`SynthOptions::new`], [`SynthOptions::small`] or
 /// [`SynthOptions::like_card`], then adjust the public fields.
@@ -16,7 +16,7 @@ pub struct SynthOptions {
     /// the smallest records the shape allows and a larger average than asked.
     pub average_record_bytes: u64,
     /// Also write, at known lines, records that validation must reject and quirky records it
-    /// must accept; [`crate::synth::SynthSummary::injected`] lists them.
+    /// must accept; [`crate::SynthSummary::injected`] lists them.
     pub inject_faults: bool,
 }
 

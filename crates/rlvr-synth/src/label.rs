@@ -9,10 +9,10 @@ use std::io::Write;
 use rand::Rng;
 use rand::seq::index;
 
-use crate::synth::json_text::{push_string, push_string_body};
-use crate::synth::pool::TextPool;
-use crate::synth::prompt::{FunctionSpec, ParameterKind, ReturnKind};
-use crate::synth::random::Random;
+use crate::pool::TextPool;
+use crate::prompt::{FunctionSpec, ParameterKind, ReturnKind};
+use crate::random::Random;
+use rlvr_python_compat::dumps::{push_string, push_string_body};
 
 /// Share of an input/output record's test bytes that goes to the inputs.
 const INPUT_SHARE: f64 = 0.85;
@@ -88,7 +88,7 @@ pub(crate) fn push_input_output_label(
         if random.random_bool(SPECIAL_LINE_CHANCE) {
             push_string_body(
                 out,
-                SPECIAL_LINES[random.random_range(0..SPECIAL_LINES.len())],
+                SPECIAL_LINES[random.random_range(0..SPECIAL_LINES.len())].as_bytes(),
                 false,
             );
         }
@@ -188,7 +188,7 @@ pub(crate) fn push_functional_label(
             ReturnKind::Text => python_repr(pick_word(random)),
         };
         let assertion = format!("assert {}({argument}) == {expected}", function.name);
-        push_string(out, &assertion, ascii_only);
+        push_string(out, assertion.as_bytes(), ascii_only);
     }
     out.extend_from_slice(b"]}");
 }
@@ -209,7 +209,7 @@ fn python_repr(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synth::random::{Stream, random_for};
+    use crate::random::{Stream, random_for};
 
     #[test]
     fn input_output_labels_are_valid_json_with_the_requested_shape() {
@@ -229,7 +229,7 @@ mod tests {
     #[test]
     fn functional_labels_call_the_named_function() {
         let mut random = random_for(1, Stream::Row, 0);
-        let function = crate::synth::prompt::function_for(&mut random);
+        let function = crate::prompt::function_for(&mut random);
         let mut out = Vec::new();
         push_functional_label(&mut out, &mut random, function, 23, true);
         let label: serde_json::Value = serde_json::from_slice(&out).expect("valid JSON");

@@ -4,7 +4,7 @@
 //! Python's `json.dumps` writes what serde_json refuses: a lone surrogate escape such as
 //! `"\ud800"` (the released file holds some in prompts) and `NaN`/`Infinity` (pandas' missing
 //! values). serde_json is tried first (it is fast and most text is plain JSON); when it refuses,
-//! the text is read again with `rlvr_dataset`'s Python-compatible parser, so one odd character
+//! the text is read again with the Python-compatible parser of [`crate::json`], so one odd character
 //! no longer rejects a whole request or job. In the result:
 //!
 //! * each lone surrogate becomes U+FFFD (a Rust `String` cannot hold one; UTF-8 cannot encode
@@ -17,7 +17,7 @@
 //! A value of the wrong type is reported with the path of its field (`jobs[2].seed`), so a
 //! client sees which of its values to fix.
 
-use rlvr_dataset::json::{ValueRef, parse};
+use crate::json::{ValueRef, parse};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 

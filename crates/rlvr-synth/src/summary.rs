@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::synth::InjectedLine;
+use crate::InjectedLine;
 
 /// The result of writing one synthetic file.
 #[derive(Debug, Clone, Serialize)]

@@ -7,10 +7,10 @@
 //! for byte. A lone surrogate (legal in the source) has no UTF-8 form, so it is always written as
 //! its `\udXXX` escape, which is what Python writes with `ensure_ascii=True`.
 //!
-//! This is the writer `rlvr-dataset` does not have yet (its `write_json_string` writes raw text
-//! and compact separators); fold it there later.
+//! [`push_value`] writes a parsed [`ValueRef`] (numbers as written), [`push_serde_value`] a serde
+//! value (numbers as serde_json writes them), both with `json.dumps`'s default separators.
 
-use rlvr_dataset::json::{ValueRef, code_points};
+use crate::json::{ValueRef, code_points};
 
 const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 
@@ -31,12 +31,17 @@ fn is_plain_byte(byte: u8) -> bool {
 /// Appends the WTF-8 string `text` as a quoted JSON string literal, escaped like `json.dumps`.
 pub fn push_string(out: &mut Vec<u8>, text: &[u8], ensure_ascii: bool) {
     out.push(b'"');
+    push_string_body(out, text, ensure_ascii);
+    out.push(b'"');
+}
+
+/// Appends the escaped contents of the WTF-8 string `text`, without the quotes.
+pub fn push_string_body(out: &mut Vec<u8>, text: &[u8], ensure_ascii: bool) {
     if ensure_ascii {
         push_ascii_body(out, text);
     } else {
         push_unicode_body(out, text);
     }
-    out.push(b'"');
 }
 
 fn push_short_escape(out: &mut Vec<u8>, code_point: u32) -> bool {
@@ -140,6 +145,41 @@ pub fn push_value(out: &mut Vec<u8>, value: &ValueRef<'_>, ensure_ascii: bool) {
     }
 }
 
+/// Appends a serde value as `json.dumps` would write it (`", "` and `": "` separators, members
+/// in map order, numbers as serde_json writes them).
+pub fn push_serde_value(out: &mut Vec<u8>, value: &serde_json::Value, ensure_ascii: bool) {
+    use serde_json::Value;
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(number) => out.extend_from_slice(number.to_string().as_bytes()),
+        Value::String(text) => push_string(out, text.as_bytes(), ensure_ascii),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (position, item) in items.iter().enumerate() {
+                if position > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                push_serde_value(out, item, ensure_ascii);
+            }
+            out.push(b']');
+        }
+        Value::Object(members) => {
+            out.push(b'{');
+            for (position, (key, item)) in members.iter().enumerate() {
+                if position > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                push_string(out, key.as_bytes(), ensure_ascii);
+                out.extend_from_slice(b": ");
+                push_serde_value(out, item, ensure_ascii);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
 /// Whether a source line was written with `ensure_ascii=True`: a line with only ASCII bytes.
 /// (A line without non-ASCII characters reads the same either way, so the guess cannot be wrong
 /// for it.)
@@ -173,13 +213,57 @@ mod tests {
 
     #[test]
     fn lone_surrogates_become_escapes() {
-        let value = rlvr_dataset::json::parse_owned(r#""a\ud800b""#)
-            .unwrap_or(rlvr_dataset::json::Value::Null);
+        let value = crate::json::parse_owned(r#""a\ud800b""#).unwrap_or(crate::json::Value::Null);
         let string = value.as_json_string().cloned().unwrap_or_default();
         for ensure_ascii in [false, true] {
             let mut out = Vec::new();
             push_string(&mut out, string.as_wtf8(), ensure_ascii);
             assert_eq!(out, br#""a\ud800b""#);
+        }
+    }
+
+    #[test]
+    fn short_escapes_and_control_characters_like_json_dumps() {
+        assert_eq!(
+            quoted("a\"b\\c\nd\te\r\u{8}\u{c}\u{1f}", false),
+            r#""a\"b\\c\nd\te\r\b\f\u001f""#
+        );
+        assert_eq!(quoted("1 ≤ n × 2 😀 中", false), "\"1 ≤ n × 2 😀 中\"");
+    }
+
+    #[test]
+    fn escaped_strings_round_trip_through_serde_json() {
+        for text in ["plain", "tab\tquote\"slash\\", "≤×中😀\u{1}\u{7f}", ""] {
+            for ensure_ascii in [false, true] {
+                let decoded: String =
+                    serde_json::from_str(&quoted(text, ensure_ascii)).unwrap_or_default();
+                assert_eq!(decoded, text);
+            }
+        }
+    }
+
+    #[test]
+    fn serde_values_use_python_separators() {
+        let value = serde_json::json!({"inputs": ["1\n", ["2"]], "n": 3, "ok": true, "none": null});
+        let mut out = Vec::new();
+        push_serde_value(&mut out, &value, false);
+        assert_eq!(
+            String::from_utf8(out).unwrap_or_default(),
+            r#"{"inputs": ["1\n", ["2"]], "n": 3, "ok": true, "none": null}"#
+        );
+    }
+
+    #[test]
+    fn parsed_values_keep_numbers_as_written() {
+        let value =
+            crate::json::parse(r#"{"a":[1.50,NaN,"\u00e9"],"b":{}}"#).unwrap_or(ValueRef::Null);
+        for (ensure_ascii, expected) in [
+            (false, "{\"a\": [1.50, NaN, \"é\"], \"b\": {}}"),
+            (true, r#"{"a": [1.50, NaN, "\u00e9"], "b": {}}"#),
+        ] {
+            let mut out = Vec::new();
+            push_value(&mut out, &value, ensure_ascii);
+            assert_eq!(String::from_utf8(out).unwrap_or_default(), expected);
         }
     }
 }

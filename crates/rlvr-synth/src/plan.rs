@@ -8,8 +8,8 @@
 use rand::Rng;
 use rand::seq::{SliceRandom, index};
 
-use crate::synth::SynthOptions;
-use crate::synth::random::{Random, Stream, log_normal_clamped, random_for, unit_mean_factor};
+use crate::SynthOptions;
+use crate::random::{Random, Stream, log_normal_clamped, random_for, unit_mean_factor};
 
 /// The card's figures that the plan scales to the row count.
 mod card {
