@@ -1,8 +1,9 @@
 //! Issue 23: a full disk during dedup, convert, split or export stops the read at once and the
 //! command returns the write error naming the output, instead of reading a 7 GiB input to the
 //! end first. The disk is made "full" with the file-size limit (`RLIMIT_FSIZE`: a write past it
-//! fails with EFBIG, the signal it raises being caught), set only around each command and only
-//! in this test binary's one test, so nothing else runs under it. The input is a named pipe fed
+//! fails with EFBIG, the signal it raises being caught), set only around each command, in the
+//! test's own process (nextest, which `scripts/test` runs, gives every test a process of its
+//! own; under plain `cargo test` other tests of this binary would share the limit). The input is a named pipe fed
 //! by a thread, which counts what the command read before it gave up.
 
 use std::io::Write;
