@@ -1,6 +1,7 @@
-//! The command reference (issue 23): `docs/cli-reference.md` is every command's `--help`, so
-//! every flag is documented where users look; this test fails when a flag changes and the file
-//! does not (`RLVR_UPDATE_DOCS=1` rewrites it from the binary).
+//! The references checked against the code (issue 23): `docs/cli-reference.md` is every
+//! command's `--help`, and `docs/architecture.md`'s crate table lists each crate's own
+//! dependencies as its manifest does. The help test fails when a flag changes and the file does
+//! not (`RLVR_UPDATE_DOCS=1` rewrites it from the binary).
 
 use std::process::Output;
 
@@ -82,4 +83,64 @@ fn issue_23_the_command_reference_documents_every_flag() {
 fn the_subcommand_list_is_read_from_the_help() {
     let top = "Usage: rlvr <COMMAND>\n\nCommands:\n  validate  Check\n  serve     Serve the verifier over\n                 OpenRLHF)\n  help      Print\n\nOptions:\n  -h\n";
     assert_eq!(subcommands(top), ["validate", "serve"]);
+}
+
+/// The workspace crates each crate's manifest lists under `[dependencies]`.
+fn manifest_dependencies(crate_directory: &std::path::Path) -> std::collections::BTreeSet<String> {
+    let manifest = std::fs::read_to_string(crate_directory.join("Cargo.toml")).expect("manifest");
+    manifest
+        .lines()
+        .skip_while(|line| line.trim() != "[dependencies]")
+        .skip(1)
+        .take_while(|line| !line.starts_with('['))
+        .filter_map(|line| line.split(['.', ' ', '=']).next())
+        .filter(|name| name.starts_with("rlvr-"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn issue_23_the_architecture_table_matches_the_manifests() {
+    let text = std::fs::read_to_string(repository().join("docs/architecture.md")).expect("read");
+    let mut documented = std::collections::BTreeMap::new();
+    for line in text.lines().filter(|line| line.starts_with("| `rlvr")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let name = cells[1].trim_matches('`').to_owned();
+        let depends: std::collections::BTreeSet<String> = match cells[3] {
+            "nothing of ours" | "every crate above" => Default::default(),
+            list => list
+                .split(", ")
+                .map(|short| format!("rlvr-{short}"))
+                .collect(),
+        };
+        documented.insert(name, (cells[3] == "every crate above", depends));
+    }
+    let crates = repository().join("crates");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&crates).expect("crates") {
+        let directory = entry.expect("entry").path();
+        let name = directory
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let (everything, depends) = documented
+            .get(&name)
+            .unwrap_or_else(|| panic!("docs/architecture.md has no row for {name}"));
+        let actual = manifest_dependencies(&directory);
+        if *everything {
+            assert!(actual.len() >= 10, "{name}: {actual:?}");
+        } else {
+            assert_eq!(
+                &actual, depends,
+                "{name}: docs/architecture.md against its manifest"
+            );
+        }
+        names.push(name);
+    }
+    assert_eq!(
+        documented.len(),
+        names.len(),
+        "rows for crates that do not exist"
+    );
 }
