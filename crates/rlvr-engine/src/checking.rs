@@ -26,8 +26,8 @@ use rlvr_languages::{
     CompileLimits, Compiler, Language, LanguageChoice, PrepareError, ProgramLimits, Supervisor,
     address_space_limit, data_limit, program_spec, sandbox_memory_bytes,
 };
-use rlvr_runner::{JudgeOptions, Outcome, TestLimits};
-use rlvr_sandbox::{Limits, Sandbox, WORK_DIRECTORY};
+use rlvr_runner::{ChildEnding, JudgeOptions, TestLimits};
+use rlvr_sandbox::{ResourceLimits, Sandbox, WORK_DIRECTORY};
 use rlvr_verify::{
     Checker, CheckerOutcome, CheckerScore, ExecutionResult, TestProgram, checker_needed,
 };
@@ -289,13 +289,13 @@ impl CheckerJudge {
                 .run_judge_test(&stdin, None, options, test_limits)
             {
                 Ok(report) => {
-                    if report.outcome == Outcome::Timeout {
+                    if report.outcome == ChildEnding::Timeout {
                         return CheckerOutcome::Error(format!(
                             "the checker ran past its time limit ({} ms)",
                             limits.wall_ms()
                         ));
                     }
-                    if report.outcome == Outcome::Signaled || report.exit_code != Some(0) {
+                    if report.outcome == ChildEnding::Signaled || report.exit_code != Some(0) {
                         return CheckerOutcome::Error(format!(
                             "the checker failed ({}){}",
                             ending_text(report.exit_code, report.signal),
@@ -378,12 +378,12 @@ impl CheckerJudge {
         let mut failure = String::new();
         for _ in 0..2 {
             if checker.supervisor.is_none() {
-                let process_limits = Limits {
+                let process_limits = ResourceLimits {
                     memory_bytes: sandbox_memory_bytes(Language::Cpp, limits.memory_bytes),
                     cpu: RUNNER_CPU,
                     wall: CHECKER_PROCESS_WALL,
                     pids: 64,
-                    ..Limits::default()
+                    ..ResourceLimits::default()
                 };
                 let started = Supervisor::start(sandbox, process_limits).and_then(|mut started| {
                     started.load(&program)?;

@@ -16,7 +16,7 @@ use rlvr_languages::{
     CompileLimits, Compiler, Language, PrepareError, ProgramLimits, Supervisor, SupervisorError,
     address_space_limit, data_limit, program_spec, reports_out_of_memory, sandbox_memory_bytes,
 };
-use rlvr_sandbox::{Limits, Sandbox};
+use rlvr_sandbox::{ResourceLimits, Sandbox};
 use rlvr_verify::{
     ExecutionPlan, ExecutionResult, JobResult, JobRun, Profile, ProfileName, TamperKind, TestRun,
     Verdict, aggregate, judge_test,
@@ -192,7 +192,7 @@ struct CompiledJob<'a> {
 impl CompiledJob<'_> {
     fn start(&mut self) -> Result<&mut Supervisor, SupervisorError> {
         if self.supervisor.is_none() {
-            let limits = Limits {
+            let limits = ResourceLimits {
                 memory_bytes: sandbox_memory_bytes(
                     self.plan.language.language,
                     self.plan
@@ -203,7 +203,7 @@ impl CompiledJob<'_> {
                 cpu: RUNNER_CPU,
                 wall: self.plan.limits.job_deadline,
                 pids: 256,
-                ..Limits::default()
+                ..ResourceLimits::default()
             };
             let mut supervisor = Supervisor::start(self.sandbox, limits)?;
             supervisor.load(&self.program)?;

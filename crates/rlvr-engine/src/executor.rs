@@ -21,7 +21,7 @@ use crate::help_board::{self, HelpBoard, SharedStage};
 use crate::live::discard_pending;
 use crate::referee_pool::{FunctionalJudge, LiveVerdict};
 use crate::runner_start::{LiveChannel, RUNNER_CPU, RunnerProcess, start_runner};
-use rlvr_runner::{Harness, JudgeOptions, Outcome, PipeError, Runner, TestLimits, TestReport};
+use rlvr_runner::{ChildEnding, ChildReport, Harness, JudgeOptions, PipeError, Runner, TestLimits};
 use rlvr_sandbox::{Sandbox, SandboxedProcess, WORK_DIRECTORY};
 use rlvr_verify::{
     ExecutionPlan, ExecutionResult, JobRun, LiveFunctional, Profile, ProfileName, ProgramText,
@@ -291,11 +291,11 @@ impl Drop for Executor<'_> {
     }
 }
 
-fn harness(runner: rlvr_verify::Runner) -> Option<Harness> {
+fn harness(runner: rlvr_verify::RunMode) -> Option<Harness> {
     match runner {
-        rlvr_verify::Runner::FreshProcess => None,
-        rlvr_verify::Runner::PrimeHarness => Some(Harness::Prime),
-        rlvr_verify::Runner::LiveCodeBenchHarness => Some(Harness::LiveCodeBench),
+        rlvr_verify::RunMode::FreshProcess => None,
+        rlvr_verify::RunMode::PrimeHarness => Some(Harness::Prime),
+        rlvr_verify::RunMode::LiveCodeBenchHarness => Some(Harness::LiveCodeBench),
     }
 }
 
@@ -873,7 +873,7 @@ impl Session {
 }
 
 /// Maps the runner's report of one test into what the profile judges.
-fn execution_result(report: TestReport, out_of_memory: bool) -> ExecutionResult {
+fn execution_result(report: ChildReport, out_of_memory: bool) -> ExecutionResult {
     let stderr_tail =
         String::from_utf8_lossy(&report.stderr[report.stderr.len().saturating_sub(4096)..])
             .into_owned();
@@ -890,7 +890,7 @@ fn execution_result(report: TestReport, out_of_memory: bool) -> ExecutionResult 
     ExecutionResult {
         exit_code: report.exit_code,
         signal: report.signal,
-        timed_out: report.outcome == Outcome::Timeout || report.signal == Some(SIGXCPU),
+        timed_out: report.outcome == ChildEnding::Timeout || report.signal == Some(SIGXCPU),
         memory_exceeded: out_of_memory && report.signal == Some(SIGKILL) || memory_error,
         output_exceeded: report.stdout_truncated,
         sandbox_error: None,

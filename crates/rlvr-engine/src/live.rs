@@ -14,9 +14,9 @@ use std::collections::VecDeque;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
-use rlvr_referee::{Event, Judgement, Outcome, Referee};
+use rlvr_referee::{Event, Judgement, Referee, RefereeOutcome};
 use rlvr_runner::transport::PipeError;
-use rlvr_runner::{Runner, TestReport};
+use rlvr_runner::{ChildReport, Runner};
 use rlvr_sandbox::wait::timeout_until;
 use rustix::event::{PollFd, PollFlags, poll};
 
@@ -31,7 +31,7 @@ const ABORT_GRACE: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 pub(crate) struct LiveRun {
     /// The runner's report on the child, or why the runner failed.
-    pub(crate) report: Result<TestReport, PipeError>,
+    pub(crate) report: Result<ChildReport, PipeError>,
     /// The referee's verdict, unless it failed or ran out of time.
     pub(crate) judgement: Option<Judgement>,
     /// Why the referee gave no verdict.
@@ -150,7 +150,7 @@ pub(crate) fn discard_pending(fd: BorrowedFd<'_>) {
 }
 
 /// Why the child is gone, for the referee's "ended" message.
-fn ending(report: &Result<TestReport, PipeError>) -> String {
+fn ending(report: &Result<ChildReport, PipeError>) -> String {
     match report {
         Ok(report) => match (report.exit_code, report.signal) {
             (Some(code), _) => format!("the solution's process exited with status {code}"),
@@ -169,7 +169,7 @@ struct Relay<'a> {
     report_deadline: Instant,
     test_deadline: Instant,
     run: LiveRun,
-    report: Option<Result<TestReport, PipeError>>,
+    report: Option<Result<ChildReport, PipeError>>,
     from_child: Frames,
     to_child: Outbox,
     to_referee: Outbox,
@@ -244,7 +244,7 @@ impl Relay<'_> {
                     .run
                     .judgement
                     .as_ref()
-                    .is_some_and(|judgement| judgement.outcome == Outcome::Pass);
+                    .is_some_and(|judgement| judgement.outcome == RefereeOutcome::Pass);
                 if !passed {
                     // Decided without a pass: how the child ends cannot change the verdict.
                     self.abort();
@@ -397,7 +397,7 @@ impl Relay<'_> {
                 }
             }
             Ok(Event::Verdict(judgement)) => {
-                if judgement.outcome == Outcome::Pass && !self.child_gone {
+                if judgement.outcome == RefereeOutcome::Pass && !self.child_gone {
                     self.to_child.push(child_frame(br#"{"t":"end"}"#));
                 }
                 self.run.judgement = Some(judgement);

@@ -15,7 +15,7 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rlvr_referee::{Outcome, Referee};
+use rlvr_referee::{Referee, RefereeOutcome};
 use rlvr_runner::Runner;
 use rlvr_sandbox::{Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec};
 use rlvr_verify::{ExecutionPlan, RefereeVerdict};
@@ -151,11 +151,11 @@ impl FunctionalJudge {
             (Some(judgement), _) => {
                 verdict.untrusted_comparisons = judgement.untrusted_comparisons;
                 verdict.verdict = Some(match judgement.outcome {
-                    Outcome::Pass => RefereeVerdict::Pass,
-                    Outcome::Fail => RefereeVerdict::Fail,
-                    Outcome::Error => RefereeVerdict::Error,
-                    Outcome::Memory => RefereeVerdict::Memory,
-                    Outcome::Ended => RefereeVerdict::Ended,
+                    RefereeOutcome::Pass => RefereeVerdict::Pass,
+                    RefereeOutcome::Fail => RefereeVerdict::Fail,
+                    RefereeOutcome::Error => RefereeVerdict::Error,
+                    RefereeOutcome::Memory => RefereeVerdict::Memory,
+                    RefereeOutcome::Ended => RefereeVerdict::Ended,
                 });
             }
             (None, Some(RefereeFailure::Deadline)) => {

@@ -8,7 +8,7 @@ use rlvr_languages::{
     CompileLimits, Compiler, Language, ProgramLimits, Supervisor, address_space_limit,
     program_spec, sandbox_directories,
 };
-use rlvr_sandbox::{Limits, Sandbox, SandboxConfig};
+use rlvr_sandbox::{ResourceLimits, Sandbox, SandboxConfig};
 
 fn main() {
     let mut arguments = std::env::args().skip(1);
@@ -71,11 +71,11 @@ fn main() {
     };
     let mut supervisor = Supervisor::start(
         &sandbox,
-        Limits {
+        ResourceLimits {
             memory_bytes: 2 << 30,
             cpu: Duration::from_secs(3600),
             pids: 256,
-            ..Limits::default()
+            ..ResourceLimits::default()
         },
     )
     .expect("supervisor");

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use rlvr_languages::Supervisor;
 use rlvr_languages::exec_protocol::{ProgramSpec, RunSpec};
-use rlvr_sandbox::{Limits, Sandbox, SandboxConfig};
+use rlvr_sandbox::{ResourceLimits, Sandbox, SandboxConfig};
 
 fn main() {
     let mut arguments = std::env::args().skip(1);
@@ -14,11 +14,11 @@ fn main() {
         .next()
         .map_or(1000, |count| count.parse().expect("a count"));
     let sandbox = Sandbox::new(SandboxConfig::default()).expect("sandbox");
-    let limits = Limits {
+    let limits = ResourceLimits {
         memory_bytes: 2 << 30,
         cpu: std::time::Duration::from_secs(3600),
         pids: 256,
-        ..Limits::default()
+        ..ResourceLimits::default()
     };
     let started = Instant::now();
     let mut supervisor = Supervisor::start(&sandbox, limits).expect("start");

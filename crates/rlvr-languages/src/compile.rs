@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rlvr_sandbox::{Limits, Program, RunRequest, Sandbox, Stdin, Verdict, WorkFile};
+use rlvr_sandbox::{Program, ResourceLimits, RunRequest, RunVerdict, Sandbox, Stdin, WorkFile};
 
 use crate::language::{CppStandard, Language, LanguageChoice};
 use crate::precompiled::PrecompiledHeaders;
@@ -216,7 +216,7 @@ pub(crate) fn compile_in_sandbox(
             argv: vec!["/bin/sh".to_owned(), "-c".to_owned(), script],
         },
         stdin: Stdin::Empty,
-        limits: Limits {
+        limits: ResourceLimits {
             wall: limits.wall,
             cpu: limits.wall,
             memory_bytes: limits.memory_bytes,
@@ -231,12 +231,12 @@ pub(crate) fn compile_in_sandbox(
     };
     let outcome = sandbox.run(&request)?;
     let status = match outcome.verdict {
-        Verdict::Timeout => CompileStatus::TimeLimitExceeded,
-        Verdict::MemoryLimit => CompileStatus::MemoryLimitExceeded,
-        Verdict::OutputLimit => CompileStatus::OutputLimitExceeded,
-        Verdict::Ok | Verdict::RuntimeError => CompileStatus::Finished,
+        RunVerdict::Timeout => CompileStatus::TimeLimitExceeded,
+        RunVerdict::MemoryLimit => CompileStatus::MemoryLimitExceeded,
+        RunVerdict::OutputLimit => CompileStatus::OutputLimitExceeded,
+        RunVerdict::Ok | RunVerdict::RuntimeError => CompileStatus::Finished,
     };
-    let mut compiled = outcome.verdict == Verdict::Ok && !outcome.stdout.is_empty();
+    let mut compiled = outcome.verdict == RunVerdict::Ok && !outcome.stdout.is_empty();
     let mut diagnostics = String::from_utf8_lossy(&outcome.stderr).into_owned();
     let mut artifact = outcome.stdout;
     if compiled && choice.language == Language::Java {

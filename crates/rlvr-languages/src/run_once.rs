@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rlvr_sandbox::{Limits, Sandbox, Verdict};
+use rlvr_sandbox::{ResourceLimits, RunVerdict, Sandbox};
 
 use crate::exec_protocol::{RunReport, RunSpec, ending};
 use crate::program::{
@@ -25,11 +25,11 @@ pub struct OnceLimits {
     pub compile: CompileLimits,
 }
 
-/// How the run went, in the terms of [`rlvr_sandbox::Verdict`].
+/// How the run went, in the terms of [`rlvr_sandbox::RunVerdict`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OnceRun {
     /// The verdict (as `rlvr run` reports a Python program's).
-    pub verdict: Verdict,
+    pub verdict: RunVerdict,
     /// What the supervisor reported.
     pub report: RunReport,
 }
@@ -93,7 +93,7 @@ pub fn run_once(
     })?;
     let mut supervisor = Supervisor::start(
         sandbox,
-        Limits {
+        ResourceLimits {
             wall: limits.wall + Duration::from_secs(10),
             cpu: Duration::from_secs(24 * 3600),
             memory_bytes: crate::program::sandbox_memory_bytes(
@@ -101,7 +101,7 @@ pub fn run_once(
                 limits.memory_bytes,
             ),
             pids: 256,
-            ..Limits::default()
+            ..ResourceLimits::default()
         },
     )?;
     supervisor.load(&program)?;
@@ -129,21 +129,21 @@ pub fn run_once(
 
 /// The verdict of a report, ordered as the sandbox orders Python's: output limit, timeout,
 /// memory, exit status.
-pub fn classify(choice: LanguageChoice, report: &RunReport, out_of_memory: bool) -> Verdict {
+pub fn classify(choice: LanguageChoice, report: &RunReport, out_of_memory: bool) -> RunVerdict {
     let failed = report.ending != ending::EXITED || report.exit_code != 0;
     if report.stdout_truncated {
-        Verdict::OutputLimit
+        RunVerdict::OutputLimit
     } else if report.ending == ending::TIMED_OUT {
-        Verdict::Timeout
+        RunVerdict::Timeout
     } else if failed
         && (out_of_memory
             || reports_out_of_memory(choice.language, &report.stdout, &report.stderr)
             || String::from_utf8_lossy(&report.message).contains("Cannot allocate memory"))
     {
-        Verdict::MemoryLimit
+        RunVerdict::MemoryLimit
     } else if failed {
-        Verdict::RuntimeError
+        RunVerdict::RuntimeError
     } else {
-        Verdict::Ok
+        RunVerdict::Ok
     }
 }

@@ -9,7 +9,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use rlvr_sandbox::wait::ready_until;
-use rlvr_sandbox::{Limits, Program, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec};
+use rlvr_sandbox::{Program, ResourceLimits, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec};
 use rustix::event::PollFlags;
 use rustix::fs::{MemfdFlags, SealFlags};
 
@@ -63,7 +63,7 @@ fn sealed_image(image: &[u8]) -> std::io::Result<OwnedFd> {
 impl Supervisor {
     /// Starts a supervisor in `sandbox` whose sandbox has `limits` (memory and processes of the
     /// supervisor and every test together; `wall` is ignored: the caller's deadlines apply).
-    pub fn start(sandbox: &Sandbox, limits: Limits) -> Result<Self, SupervisorError> {
+    pub fn start(sandbox: &Sandbox, limits: ResourceLimits) -> Result<Self, SupervisorError> {
         let image = sealed_image(crate::SUPERVISOR_IMAGE)?;
         let mut request = SpawnRequest::new(Program::Command {
             argv: vec!["/proc/self/fd/3".to_owned()],

@@ -26,7 +26,7 @@ pub const MAX_MESSAGE: usize = 1 << 30;
 /// The referee's verdict on one test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum RefereeOutcome {
     /// The test's code ran to its end.
     Pass,
     /// An assertion failed, or the test needed plain data where the solution gave an object
@@ -44,7 +44,7 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Judgement {
     /// What happened.
-    pub outcome: Outcome,
+    pub outcome: RefereeOutcome,
     /// Why it did not pass ("" when it passed).
     #[serde(default)]
     pub detail: String,

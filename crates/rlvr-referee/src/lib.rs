@@ -11,5 +11,5 @@
 mod client;
 mod program;
 
-pub use client::{Event, Judgement, MAX_MESSAGE, Outcome, Referee};
+pub use client::{Event, Judgement, MAX_MESSAGE, Referee, RefereeOutcome};
 pub use program::{interpreter_arguments, referee_program};

@@ -7,7 +7,7 @@ use std::os::fd::OwnedFd;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rlvr_referee::{Event, Judgement, Outcome, Referee};
+use rlvr_referee::{Event, Judgement, Referee, RefereeOutcome};
 use rlvr_verify::prelude::judge_prefix;
 use serde_json::{Value, json};
 
@@ -120,7 +120,7 @@ fn humaneval_raw_check_runs_here_and_the_child_only_ever_sees_arguments() {
         json!({"square": function(0)}),
         &mut honest_square,
     );
-    assert_eq!(judgement.outcome, Outcome::Pass, "{judgement:?}");
+    assert_eq!(judgement.outcome, RefereeOutcome::Pass, "{judgement:?}");
     let arguments: Vec<Value> = sent.iter().map(|message| message["a"][0].clone()).collect();
     assert_eq!(
         arguments,
@@ -138,7 +138,7 @@ fn humaneval_raw_check_runs_here_and_the_child_only_ever_sees_arguments() {
     let (judgement, sent) = run(&mut started, 0, json!({"square": function(0)}), &mut |_| {
         value(json!(0))
     });
-    assert_eq!(judgement.outcome, Outcome::Fail);
+    assert_eq!(judgement.outcome, RefereeOutcome::Fail);
     assert_eq!(sent.len(), 1);
 }
 
@@ -169,7 +169,11 @@ fn a_lying_object_never_answers_for_data() {
             other => panic!("unexpected {other}: {message}"),
         };
         let (judgement, _) = run(&mut started, index, names.clone(), &mut liar);
-        assert_ne!(judgement.outcome, Outcome::Pass, "{test}: {judgement:?}");
+        assert_ne!(
+            judgement.outcome,
+            RefereeOutcome::Pass,
+            "{test}: {judgement:?}"
+        );
         assert_eq!(judgement.untrusted_comparisons, 0, "{test}");
     }
 }
@@ -184,7 +188,7 @@ fn a_stop_iteration_from_a_call_does_not_end_the_tests_loop() {
         json!({"is_even": function(0)}),
         &mut |_| json!({"t": "raise", "type": "StopIteration", "message": ""}),
     );
-    assert_eq!(judgement.outcome, Outcome::Error, "{judgement:?}");
+    assert_eq!(judgement.outcome, RefereeOutcome::Error, "{judgement:?}");
 }
 
 #[test]
@@ -208,7 +212,7 @@ fn leetcode_classes_their_methods_and_comparisons_between_their_objects() {
             other => panic!("unexpected {other}: {message}"),
         },
     );
-    assert_eq!(judgement.outcome, Outcome::Pass, "{judgement:?}");
+    assert_eq!(judgement.outcome, RefereeOutcome::Pass, "{judgement:?}");
     // One round trip per method call: the type's method names came with the class.
     assert_eq!(sent.len(), 3, "{sent:?}");
     // Two of the solution's own objects compared: the solution's word, and counted.
@@ -227,7 +231,7 @@ fn leetcode_classes_their_methods_and_comparisons_between_their_objects() {
         }
         other => panic!("unexpected {other}: {message}"),
     });
-    assert_eq!(judgement.outcome, Outcome::Pass, "{judgement:?}");
+    assert_eq!(judgement.outcome, RefereeOutcome::Pass, "{judgement:?}");
     assert_eq!(judgement.untrusted_comparisons, 1);
 }
 
@@ -244,7 +248,7 @@ fn arguments_changed_in_place_are_written_back_into_the_tests_objects() {
                    "back": [[0, {"r": 0}]], "same": 0})
         }
     });
-    assert_eq!(judgement.outcome, Outcome::Pass, "{judgement:?}");
+    assert_eq!(judgement.outcome, RefereeOutcome::Pass, "{judgement:?}");
 }
 
 #[test]
@@ -277,7 +281,7 @@ fn the_child_may_call_the_tests_functions_back() {
             }
         },
     );
-    assert_eq!(judgement.outcome, Outcome::Pass, "{judgement:?}");
+    assert_eq!(judgement.outcome, RefereeOutcome::Pass, "{judgement:?}");
     assert_eq!(sent.len(), 2);
 }
 
@@ -288,12 +292,12 @@ fn a_prompt_function_named_like_a_prelude_import_must_be_the_solutions() {
     let (judgement, sent) = run(&mut started, 0, json!({}), &mut |message| {
         panic!("{message}")
     });
-    assert_eq!(judgement.outcome, Outcome::Error, "{judgement:?}");
+    assert_eq!(judgement.outcome, RefereeOutcome::Error, "{judgement:?}");
     assert!(sent.is_empty());
     let (judgement, _) = run(&mut started, 0, json!({"gcd": function(0)}), &mut |_| {
         value(json!(7))
     });
-    assert_eq!(judgement.outcome, Outcome::Pass, "{judgement:?}");
+    assert_eq!(judgement.outcome, RefereeOutcome::Pass, "{judgement:?}");
 }
 
 #[test]
@@ -316,7 +320,7 @@ fn builtins_and_the_preludes_helpers_stay_the_referees() {
     };
     assert_eq!(
         run(&mut started, 0, names.clone(), &mut reverse).0.outcome,
-        Outcome::Pass
+        RefereeOutcome::Pass
     );
     let (judgement, _) = run(&mut started, 1, names.clone(), &mut |message| {
         assert_eq!(message["f"]["h"], 3, "{message}");
@@ -324,7 +328,7 @@ fn builtins_and_the_preludes_helpers_stay_the_referees() {
     });
     assert_eq!(
         judgement.outcome,
-        Outcome::Fail,
+        RefereeOutcome::Fail,
         "the referee's len: {judgement:?}"
     );
     let (judgement, _) = run(&mut started, 2, names, &mut |message| {
@@ -333,7 +337,7 @@ fn builtins_and_the_preludes_helpers_stay_the_referees() {
     });
     assert_eq!(
         judgement.outcome,
-        Outcome::Fail,
+        RefereeOutcome::Fail,
         "the referee's numpy: {judgement:?}"
     );
 }
@@ -354,7 +358,7 @@ fn a_broken_or_ended_child_fails_the_test_whatever_the_test_catches() {
         names.clone(),
         &mut |_| json!({"t": "return", "v": {"bogus": 1}}),
     );
-    assert_eq!(judgement.outcome, Outcome::Ended, "{judgement:?}");
+    assert_eq!(judgement.outcome, RefereeOutcome::Ended, "{judgement:?}");
     // An answer to a request that was never asked.
     let (judgement, _) = run(
         &mut started,
@@ -362,7 +366,7 @@ fn a_broken_or_ended_child_fails_the_test_whatever_the_test_catches() {
         names.clone(),
         &mut |_| json!({"t": "return", "id": 99, "v": 4}),
     );
-    assert_eq!(judgement.outcome, Outcome::Ended, "{judgement:?}");
+    assert_eq!(judgement.outcome, RefereeOutcome::Ended, "{judgement:?}");
     // The engine says the child ended.
     let deadline = Instant::now() + Duration::from_secs(20);
     let referee = &mut started.referee;
@@ -386,7 +390,7 @@ fn a_broken_or_ended_child_fails_the_test_whatever_the_test_catches() {
     let Event::Verdict(judgement) = referee.next_event(deadline).unwrap() else {
         panic!("a verdict")
     };
-    assert_eq!(judgement.outcome, Outcome::Ended, "{judgement:?}");
+    assert_eq!(judgement.outcome, RefereeOutcome::Ended, "{judgement:?}");
 }
 
 #[test]
@@ -395,7 +399,7 @@ fn a_test_that_does_not_compile_is_an_error_not_a_failed_job() {
     let (judgement, sent) = run(&mut started, 0, json!({}), &mut |message| {
         panic!("{message}")
     });
-    assert_eq!(judgement.outcome, Outcome::Error);
+    assert_eq!(judgement.outcome, RefereeOutcome::Error);
     assert!(
         judgement.detail.contains("does not compile"),
         "{judgement:?}"
@@ -407,5 +411,5 @@ fn a_test_that_does_not_compile_is_an_error_not_a_failed_job() {
         json!({"square": function(0)}),
         &mut honest_square,
     );
-    assert_eq!(judgement.outcome, Outcome::Pass);
+    assert_eq!(judgement.outcome, RefereeOutcome::Pass);
 }

@@ -6,8 +6,8 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use crate::protocol::{
-    BatchNextHeader, BatchStartHeader, Harness, JudgeOptions, LoadHeader, LoadReport, RunHeader,
-    TestLimits, TestReport,
+    BatchNextHeader, BatchStartHeader, ChildReport, Harness, JudgeOptions, LoadHeader, LoadReport,
+    RunHeader, TestLimits,
 };
 use crate::transport::{FramedPipe, PipeError, later};
 
@@ -85,7 +85,7 @@ impl Runner {
         stdin: &[u8],
         extra: Option<&str>,
         limits: TestLimits,
-    ) -> Result<TestReport, PipeError> {
+    ) -> Result<ChildReport, PipeError> {
         self.run_judge_test(stdin, extra, JudgeOptions::default(), limits)
     }
 
@@ -97,7 +97,7 @@ impl Runner {
         extra: Option<&str>,
         judge: JudgeOptions<'_>,
         limits: TestLimits,
-    ) -> Result<TestReport, PipeError> {
+    ) -> Result<ChildReport, PipeError> {
         let deadline = self.start_test(stdin, extra, judge, limits)?;
         self.finish_test(deadline)
     }
@@ -144,7 +144,7 @@ impl Runner {
     }
 
     /// The report of the test [`Runner::start_test`] sent.
-    pub fn finish_test(&mut self, deadline: Instant) -> Result<TestReport, PipeError> {
+    pub fn finish_test(&mut self, deadline: Instant) -> Result<ChildReport, PipeError> {
         self.receive_report(deadline)
     }
 
@@ -159,8 +159,8 @@ impl Runner {
         self.pipe.has_pending()
     }
 
-    fn receive_report(&mut self, deadline: Instant) -> Result<TestReport, PipeError> {
-        let mut report: TestReport = self.pipe.receive_json(deadline)?;
+    fn receive_report(&mut self, deadline: Instant) -> Result<ChildReport, PipeError> {
+        let mut report: ChildReport = self.pipe.receive_json(deadline)?;
         report.stdout = self.pipe.receive_exact(report.stdout_length, deadline)?;
         report.stderr = self.pipe.receive_exact(report.stderr_length, deadline)?;
         Ok(report)
@@ -193,7 +193,7 @@ impl Runner {
 
     /// Runs the batch's next test (in input order) within `wall_ms`. A test that runs out of
     /// time or kills the child ends the batch: later calls report a failed test.
-    pub fn batch_next(&mut self, wall_ms: u64) -> Result<TestReport, PipeError> {
+    pub fn batch_next(&mut self, wall_ms: u64) -> Result<ChildReport, PipeError> {
         let deadline = Instant::now() + Duration::from_millis(wall_ms) + REPORT_GRACE;
         let header = BatchNextHeader {
             op: "batch_next",

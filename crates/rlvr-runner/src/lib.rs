@@ -12,7 +12,7 @@ mod protocol;
 pub mod transport;
 
 pub use client::Runner;
-pub use protocol::{Harness, JudgeOptions, LoadReport, Outcome, TestLimits, TestReport};
+pub use protocol::{ChildEnding, ChildReport, Harness, JudgeOptions, LoadReport, TestLimits};
 pub use transport::PipeError;
 
 /// The Python side of the protocol, one file per concern under `runner/`, joined in this order

@@ -112,7 +112,7 @@ pub struct LoadReport {
 /// How a test's child ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum ChildEnding {
     /// It exited by itself (see `exit_code`).
     Exited,
     /// A signal ended it (see `signal`): a crash, the CPU limit, the output limit, the OOM killer.
@@ -123,8 +123,8 @@ pub enum Outcome {
 
 /// What one test did. The payloads follow the header on the wire.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct TestReport {
-    pub outcome: Outcome,
+pub struct ChildReport {
+    pub outcome: ChildEnding,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     /// The engine ended the test early (`abort`, a live test it had decided).

@@ -7,7 +7,9 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rlvr_sandbox::{Limits, Program, RunRequest, Sandbox, SandboxConfig, Stdin, Verdict};
+use rlvr_sandbox::{
+    Program, ResourceLimits, RunRequest, RunVerdict, Sandbox, SandboxConfig, Stdin,
+};
 
 fn median(samples: &mut [Duration]) -> f64 {
     samples.sort();
@@ -49,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let request = RunRequest {
             program: Program::Command { argv: sandbox_argv },
             stdin: Stdin::Empty,
-            limits: Limits::default(),
+            limits: ResourceLimits::default(),
             files: Vec::new(),
         };
         let mut plain = Vec::with_capacity(samples);
@@ -70,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let sandbox_time = started.elapsed();
             assert_eq!(
                 outcome.verdict,
-                Verdict::Ok,
+                RunVerdict::Ok,
                 "{}",
                 String::from_utf8_lossy(&outcome.stderr)
             );

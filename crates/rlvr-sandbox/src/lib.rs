@@ -2,16 +2,16 @@
 //! rlimits, an unprivileged user, seccomp installed last, and nothing left running afterwards.
 //!
 //! ```no_run
-//! use rlvr_sandbox::{RunRequest, Sandbox, SandboxConfig, Verdict};
+//! use rlvr_sandbox::{RunRequest, Sandbox, SandboxConfig, RunVerdict};
 //! let sandbox = Sandbox::new(SandboxConfig::default())?;
 //! let outcome = sandbox.run(&RunRequest::python("print(input())"))?;
-//! assert_eq!(outcome.verdict, Verdict::Ok);
+//! assert_eq!(outcome.verdict, RunVerdict::Ok);
 //! # Ok::<(), rlvr_sandbox::SandboxError>(())
 //! ```
 //!
 //! * [`Sandbox::new`] once per process: resolves the interpreter, creates the shared empty
 //!   network namespace, probes cgroups, compiles the seccomp filter, prepares the root plan.
-//! * [`Sandbox::run`] from any thread: one program, limits, captured output, a [`Verdict`].
+//! * [`Sandbox::run`] from any thread: one program, limits, captured output, a [`RunVerdict`].
 //! * [`Sandbox::spawn`] from any thread: a long-lived sandboxed process with pipes and extra
 //!   descriptors (the warm runner), waited for with a deadline, killed as a whole tree.
 //!
@@ -38,9 +38,9 @@ pub use cgroup::CgroupLayout;
 pub use error::SandboxError;
 pub use interpreter::{Interpreter, SANDBOX_PYTHON_PREFIX};
 pub use isolation::Step;
-pub use outcome::{Protection, RunOutcome, SandboxMode, Verdict};
+pub use outcome::{Protection, RunOutcome, RunVerdict, SandboxMode};
 pub use process::{ExitInfo, ResourceUsage, SandboxedProcess};
-pub use request::{Limits, Program, RunRequest, SpawnRequest, Stdin, StdioSpec, WorkFile};
+pub use request::{Program, ResourceLimits, RunRequest, SpawnRequest, Stdin, StdioSpec, WorkFile};
 pub use restrictions::Restriction;
 pub use sandbox::{ReadOnlyDirectory, Sandbox, SandboxConfig, Unavailable, WORK_DIRECTORY};
 pub use user_namespace::IdMapping;

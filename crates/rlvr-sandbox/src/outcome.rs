@@ -1,4 +1,4 @@
-//! What a run produced: [`RunOutcome`], its [`Verdict`], and the [`Protection`]s that were active.
+//! What a run produced: [`RunOutcome`], its [`RunVerdict`], and the [`Protection`]s that were active.
 
 use std::time::Duration;
 
@@ -7,7 +7,7 @@ use serde::Serialize;
 /// How a run ended. A failing program is a verdict, never an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum RunVerdict {
     /// Exit code 0 within every limit.
     Ok,
     /// Non-zero exit code or killed by a signal of its own making.
@@ -21,15 +21,15 @@ pub enum Verdict {
     OutputLimit,
 }
 
-impl Verdict {
+impl RunVerdict {
     /// The snake_case name used in JSON.
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Ok => "ok",
-            Verdict::RuntimeError => "runtime_error",
-            Verdict::Timeout => "timeout",
-            Verdict::MemoryLimit => "memory_limit",
-            Verdict::OutputLimit => "output_limit",
+            RunVerdict::Ok => "ok",
+            RunVerdict::RuntimeError => "runtime_error",
+            RunVerdict::Timeout => "timeout",
+            RunVerdict::MemoryLimit => "memory_limit",
+            RunVerdict::OutputLimit => "output_limit",
         }
     }
 }
@@ -209,7 +209,7 @@ impl SandboxMode {
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
     /// How the run ended.
-    pub verdict: Verdict,
+    pub verdict: RunVerdict,
     /// Exit code when the program exited normally.
     pub exit_code: Option<i32>,
     /// Signal number when the program was killed by a signal.

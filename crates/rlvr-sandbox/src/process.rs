@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use rustix::event::PollFlags;
 
 use crate::cgroup::Lease;
-use crate::request::Limits;
+use crate::request::ResourceLimits;
 use crate::sys;
 
 /// How a sandboxed process ended.
@@ -46,7 +46,7 @@ pub struct SandboxedProcess {
     exit: Option<ExitInfo>,
     reaped_cpu: Duration,
     reaped_max_resident_kib: u64,
-    limits: Limits,
+    limits: ResourceLimits,
     _work_directory: Option<tempfile::TempDir>,
     /// The write end of the program's stdin, when piped.
     pub stdin: Option<File>,
@@ -70,7 +70,7 @@ impl SandboxedProcess {
         stdout: Option<File>,
         stderr: Option<File>,
         work_directory: Option<tempfile::TempDir>,
-        limits: Limits,
+        limits: ResourceLimits,
     ) -> Self {
         SandboxedProcess {
             pid,
@@ -104,7 +104,7 @@ impl SandboxedProcess {
     }
 
     /// The limits it was started with.
-    pub fn limits(&self) -> &Limits {
+    pub fn limits(&self) -> &ResourceLimits {
         &self.limits
     }
 

@@ -1,4 +1,4 @@
-//! What to run and under which limits: [`RunRequest`], [`SpawnRequest`], [`Program`], [`Limits`].
+//! What to run and under which limits: [`RunRequest`], [`SpawnRequest`], [`Program`], [`ResourceLimits`].
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
@@ -33,9 +33,9 @@ pub enum Stdin {
     File(PathBuf),
 }
 
-/// Per-run limits. [`Limits::default`] matches `rlvr run`'s defaults.
+/// Per-run limits. [`ResourceLimits::default`] matches `rlvr run`'s defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub struct ResourceLimits {
     /// Wall-clock limit, measured on the monotonic clock.
     pub wall: Duration,
     /// CPU-time limit of the whole process tree.
@@ -50,9 +50,9 @@ pub struct Limits {
     pub tmpfs_bytes: u64,
 }
 
-impl Default for Limits {
+impl Default for ResourceLimits {
     fn default() -> Self {
-        Limits {
+        ResourceLimits {
             wall: Duration::from_secs(10),
             cpu: Duration::from_secs(10),
             memory_bytes: 1024 << 20,
@@ -63,7 +63,7 @@ impl Default for Limits {
     }
 }
 
-impl Limits {
+impl ResourceLimits {
     /// The address-space backstop: four times the memory limit (numpy and threads reserve far
     /// more virtual memory than they touch; the cgroup is the real limit).
     pub(crate) fn address_space_bytes(&self) -> u64 {
@@ -88,7 +88,7 @@ pub struct RunRequest {
     /// Its standard input.
     pub stdin: Stdin,
     /// Its limits.
-    pub limits: Limits,
+    pub limits: ResourceLimits,
     /// Extra files for the work directory.
     pub files: Vec<WorkFile>,
 }
@@ -101,7 +101,7 @@ impl RunRequest {
                 source: source.into(),
             },
             stdin: Stdin::Empty,
-            limits: Limits::default(),
+            limits: ResourceLimits::default(),
             files: Vec::new(),
         }
     }
@@ -126,7 +126,7 @@ pub struct SpawnRequest {
     pub program: Program,
     /// Limits; `wall` is not enforced by the sandbox here, use
     /// [`crate::SandboxedProcess::wait_until`] with the caller's own deadline.
-    pub limits: Limits,
+    pub limits: ResourceLimits,
     /// Extra files for the work directory.
     pub files: Vec<WorkFile>,
     /// stdin wiring.
@@ -149,7 +149,7 @@ impl SpawnRequest {
     pub fn new(program: Program) -> Self {
         SpawnRequest {
             program,
-            limits: Limits::default(),
+            limits: ResourceLimits::default(),
             files: Vec::new(),
             stdin: StdioSpec::Piped,
             stdout: StdioSpec::Piped,

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags};
 
 use crate::error::SandboxError;
-use crate::outcome::{RunOutcome, Verdict};
+use crate::outcome::{RunOutcome, RunVerdict};
 use crate::request::{Program, RunRequest, SpawnRequest, Stdin, StdioSpec};
 use crate::sandbox::{Sandbox, sealed_memory_file};
 
@@ -179,17 +179,17 @@ impl Sandbox {
         let is_python = matches!(request.program, Program::Python { .. })
             || matches!(&request.program, Program::Command { argv } if argv.first().is_some_and(|first| first == "python"));
         let verdict = if output_exceeded {
-            Verdict::OutputLimit
+            RunVerdict::OutputLimit
         } else if timed_out || cpu_exceeded {
-            Verdict::Timeout
+            RunVerdict::Timeout
         } else if usage.out_of_memory_kills > 0
             || (is_python && exit.exit_code != Some(0) && python_memory_error(&stderr.bytes))
         {
-            Verdict::MemoryLimit
+            RunVerdict::MemoryLimit
         } else if exit.exit_code == Some(0) {
-            Verdict::Ok
+            RunVerdict::Ok
         } else {
-            Verdict::RuntimeError
+            RunVerdict::RuntimeError
         };
         Ok(RunOutcome {
             verdict,

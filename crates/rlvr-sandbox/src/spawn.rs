@@ -18,7 +18,7 @@ use crate::isolation::{
 };
 use crate::minimal_root::{c_path, c_string};
 use crate::process::SandboxedProcess;
-use crate::request::{Limits, Program, SpawnRequest, StdioSpec, WorkFile};
+use crate::request::{Program, ResourceLimits, SpawnRequest, StdioSpec, WorkFile};
 use crate::sandbox::{Inner, Sandbox, WORK_DIRECTORY, high, sealed_memory_file};
 use crate::seccomp::Role;
 use crate::sys::{self, ChildStack};
@@ -67,7 +67,7 @@ fn close_ranges(mut keep: Vec<u32>) -> Vec<(u32, u32)> {
     ranges
 }
 
-fn resource_limits(limits: &Limits, by_rlimit: bool) -> Vec<(u32, u64, u64)> {
+fn resource_limits(limits: &ResourceLimits, by_rlimit: bool) -> Vec<(u32, u64, u64)> {
     let cpu_seconds = limits.cpu.as_secs_f64().ceil().max(1.0) as u64;
     let stack = 64u64 << 20;
     // With a cgroup the address space is only a backstop; without one it is the limit.
@@ -504,10 +504,10 @@ mod tests {
 
     #[test]
     fn without_a_cgroup_the_address_space_and_process_count_are_the_limits() {
-        let limits = Limits {
+        let limits = ResourceLimits {
             memory_bytes: 256 << 20,
             pids: 32,
-            ..Limits::default()
+            ..ResourceLimits::default()
         };
         let by_rlimit = resource_limits(&limits, true);
         assert!(by_rlimit.contains(&(libc::RLIMIT_AS, 256 << 20, 256 << 20)));

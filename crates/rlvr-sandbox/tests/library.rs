@@ -1,6 +1,6 @@
 //! Library-level tests of the sandbox (need root, as the CI machine has).
 
-use rlvr_sandbox::{Limits, RunRequest, Sandbox, SandboxConfig, Stdin, Verdict};
+use rlvr_sandbox::{ResourceLimits, RunRequest, RunVerdict, Sandbox, SandboxConfig, Stdin};
 
 fn sandbox() -> Sandbox {
     Sandbox::new(SandboxConfig::default()).expect("sandbox setup")
@@ -14,7 +14,7 @@ fn echoes_stdin() {
     let outcome = sandbox.run(&request).expect("run");
     assert_eq!(
         outcome.verdict,
-        Verdict::Ok,
+        RunVerdict::Ok,
         "{:?}",
         String::from_utf8_lossy(&outcome.stderr)
     );
@@ -24,7 +24,7 @@ fn echoes_stdin() {
 #[test]
 fn exit_code_is_a_runtime_error() {
     let outcome = sandbox().run(&RunRequest::python("exit(3)")).expect("run");
-    assert_eq!(outcome.verdict, Verdict::RuntimeError);
+    assert_eq!(outcome.verdict, RunVerdict::RuntimeError);
     assert_eq!(outcome.exit_code, Some(3));
 }
 
@@ -41,7 +41,7 @@ fn many_threads_share_one_sandbox() {
                         .expect("run");
                     assert_eq!(
                         outcome.verdict,
-                        Verdict::Ok,
+                        RunVerdict::Ok,
                         "{}",
                         String::from_utf8_lossy(&outcome.stderr)
                     );
@@ -58,12 +58,12 @@ fn many_threads_share_one_sandbox() {
 #[test]
 fn wall_limit_is_a_timeout() {
     let mut request = RunRequest::python("import time\ntime.sleep(60)");
-    request.limits = Limits {
+    request.limits = ResourceLimits {
         wall: std::time::Duration::from_millis(500),
-        ..Limits::default()
+        ..ResourceLimits::default()
     };
     let outcome = sandbox().run(&request).expect("run");
-    assert_eq!(outcome.verdict, Verdict::Timeout);
+    assert_eq!(outcome.verdict, RunVerdict::Timeout);
 }
 
 #[test]
@@ -111,11 +111,11 @@ fn issue_4_every_run_is_inside_its_cgroups() {
                 argv: vec!["/usr/bin/cat".into(), "/proc/self/cgroup".into()],
             },
             stdin: Stdin::Empty,
-            limits: Limits::default(),
+            limits: ResourceLimits::default(),
             files: Vec::new(),
         };
         let outcome = sandbox.run(&request).expect("run");
-        assert_eq!(outcome.verdict, Verdict::Ok);
+        assert_eq!(outcome.verdict, RunVerdict::Ok);
         let text = String::from_utf8_lossy(&outcome.stdout);
         let inside = |controller: &str| {
             text.lines().any(|line| {
@@ -149,22 +149,22 @@ fn issue_4_memory_limit_peak_and_oom_kill_are_reported() {
     ) {
         return;
     }
-    let limits = Limits {
+    let limits = ResourceLimits {
         memory_bytes: 96 << 20,
-        ..Limits::default()
+        ..ResourceLimits::default()
     };
     for _ in 0..2 {
         let mut small = RunRequest::python("b = bytearray(40 << 20)\nprint(len(b))");
         small.limits = limits;
         let outcome = sandbox.run(&small).expect("run");
-        assert_eq!(outcome.verdict, Verdict::Ok, "{outcome:?}");
+        assert_eq!(outcome.verdict, RunVerdict::Ok, "{outcome:?}");
         assert!(outcome.peak_memory_kib >= 40 << 10, "{outcome:?}");
         assert!(outcome.peak_memory_kib < 96 << 10, "{outcome:?}");
 
         let mut large = RunRequest::python("b = bytearray(400 << 20)\nprint(len(b))");
         large.limits = limits;
         let outcome = sandbox.run(&large).expect("run");
-        assert_eq!(outcome.verdict, Verdict::MemoryLimit, "{outcome:?}");
+        assert_eq!(outcome.verdict, RunVerdict::MemoryLimit, "{outcome:?}");
         assert_eq!(outcome.signal, Some(9), "{outcome:?}");
     }
 }
@@ -180,7 +180,7 @@ fn persistent_ipc_objects_cannot_be_created() {
     let outcome = sandbox().run(&RunRequest::python(source)).expect("run");
     assert_eq!(
         outcome.verdict,
-        Verdict::Ok,
+        RunVerdict::Ok,
         "{}",
         String::from_utf8_lossy(&outcome.stderr)
     );

@@ -17,7 +17,7 @@ pub enum ExitCodePolicy {
 /// How the executor runs a test program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Runner {
+pub enum RunMode {
     /// A fresh interpreter per program: source in a file, stdin from the test (empty when the
     /// test has none; Klear's inheritance of the parent's stdin is not reproduced).
     FreshProcess,
@@ -33,7 +33,7 @@ pub enum Runner {
     LiveCodeBenchHarness,
 }
 
-impl Runner {
+impl RunMode {
     /// One line for `--list-profiles`.
     pub fn describe(self) -> &'static str {
         match self {

@@ -32,7 +32,7 @@ mod verdict;
 pub use assembly::FunctionalAssembly;
 pub use checker::{BUILT_IN_CHECKERS, BuiltInChecker, Checker, Tolerance};
 pub use comparison::OutputComparison;
-pub use exit_code::{ExitCodePolicy, Runner};
+pub use exit_code::{ExitCodePolicy, RunMode};
 pub use extraction::{Extraction, FencedBlock, judge_blocks};
 pub use format_gate::{FormatFailure, FormatGate};
 pub use job_result::{JobResult, JobRun, Status, TestReport, TestRun, aggregate};

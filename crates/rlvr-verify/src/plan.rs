@@ -10,7 +10,7 @@ use rlvr_languages::{Language, LanguageChoice};
 use crate::assembly::{FunctionalAssembly, klear_functional, plain_functional, single_functional};
 use crate::checker::Checker;
 use crate::comparison::OutputComparison;
-use crate::exit_code::{ExitCodePolicy, Runner};
+use crate::exit_code::{ExitCodePolicy, RunMode};
 use crate::job_result::{JobResult, Status};
 use crate::language_selection::{LanguageRequest, select_code};
 use crate::limits::{Limits, MAX_JOB_DEADLINE};
@@ -110,7 +110,7 @@ pub struct ExecutionPlan {
     /// The stages, in order.
     pub stages: Vec<Stage>,
     /// How programs are run.
-    pub runner: Runner,
+    pub runner: RunMode,
     /// How the exit status counts.
     pub exit_code_policy: ExitCodePolicy,
     /// How stdout is compared.
@@ -158,7 +158,7 @@ impl ExecutionPlan {
     /// no flush before an uncaught exception is handled), else a script file name.
     pub fn program_filename(&self, program: &TestProgram) -> &'static str {
         if self.profile == ProfileName::CodeR1
-            && self.runner == Runner::FreshProcess
+            && self.runner == RunMode::FreshProcess
             && program.source.len() < CODE_R1_COMMAND_LINE_LIMIT
         {
             "-c"
@@ -252,7 +252,7 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
         // rllm's leetcode path: one real process (firejail, 30 s, 4 GiB, as Code-R1's line),
         // passing iff it exits 0; not the in-process LiveCodeBench harness.
         limits = Limits::code_r1();
-        runner = Runner::FreshProcess;
+        runner = RunMode::FreshProcess;
         exit_code_policy = ExitCodePolicy::RequireZero;
     }
     if profile.name == ProfileName::Klear
@@ -287,7 +287,7 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
             .min(MAX_JOB_DEADLINE);
     }
     // rllm's in-process harness puts its import block (numpy, pandas) before every program.
-    let needs_scientific = runner == Runner::LiveCodeBenchHarness
+    let needs_scientific = runner == RunMode::LiveCodeBenchHarness
         || programs
             .iter()
             .any(|program| program.source.contains("import pandas as pd"));
@@ -412,7 +412,7 @@ fn build_stages(
     programs: &[TestProgram],
     limits: &Limits,
     time_override: Option<Duration>,
-    runner: Runner,
+    runner: RunMode,
 ) -> Vec<Stage> {
     let every_program: Vec<usize> = (0..programs.len()).collect();
     if profile.scoring == Scoring::PrimeFirstTen {
@@ -445,7 +445,7 @@ fn build_stages(
         budget: None,
         // rllm's LiveCodeBench grader runs every test in one process too, stopping at the
         // first failure (its job deadline is the `(6 + 1) n + 5` s join).
-        shared_process: runner == Runner::LiveCodeBenchHarness,
+        shared_process: runner == RunMode::LiveCodeBenchHarness,
         may_stop_at_first_failure: profile.scoring.is_all_or_nothing(),
         run_if: StageCondition::Always,
     }]

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use crate::assembly::FunctionalAssembly;
 use crate::comparison::OutputComparison;
-use crate::exit_code::{ExitCodePolicy, Runner};
+use crate::exit_code::{ExitCodePolicy, RunMode};
 use crate::extraction::Extraction;
 use crate::format_gate::FormatGate;
 use crate::limits::Limits;
@@ -99,7 +99,7 @@ pub struct Profile {
     /// Assembly of functional programs.
     pub functional: FunctionalAssembly,
     /// How programs are run.
-    pub runner: Runner,
+    pub runner: RunMode,
     /// Exit-status rule.
     pub exit_code_policy: ExitCodePolicy,
     /// Output comparison.
@@ -121,7 +121,7 @@ impl Profile {
                 selection: TestSelection::SampleAtMost { limit: 16 },
                 value_join: ValueJoin::CommaSpace,
                 functional: FunctionalAssembly::KlearPerAssert,
-                runner: Runner::FreshProcess,
+                runner: RunMode::FreshProcess,
                 exit_code_policy: ExitCodePolicy::RequireZero,
                 comparison: OutputComparison::StripEqual,
                 scoring: Scoring::KlearAffine,
@@ -134,7 +134,7 @@ impl Profile {
                 selection: TestSelection::All,
                 value_join: ValueJoin::Newline,
                 functional: FunctionalAssembly::SingleProgram { with_prefix: false },
-                runner: Runner::FreshProcess,
+                runner: RunMode::FreshProcess,
                 exit_code_policy: ExitCodePolicy::RequireZero,
                 comparison: OutputComparison::StripEqual,
                 scoring: Scoring::CodeR1,
@@ -147,7 +147,7 @@ impl Profile {
                 selection: TestSelection::All,
                 value_join: ValueJoin::NewlineFirstOutput,
                 functional: FunctionalAssembly::SingleProgram { with_prefix: true },
-                runner: Runner::LiveCodeBenchHarness,
+                runner: RunMode::LiveCodeBenchHarness,
                 exit_code_policy: ExitCodePolicy::SystemExitIgnored,
                 comparison: OutputComparison::LiveCodeBenchLines,
                 scoring: Scoring::Binary,
@@ -160,7 +160,7 @@ impl Profile {
                 selection: TestSelection::All,
                 value_join: ValueJoin::Newline,
                 functional: FunctionalAssembly::PerAssert,
-                runner: Runner::PrimeHarness,
+                runner: RunMode::PrimeHarness,
                 exit_code_policy: ExitCodePolicy::SystemExitIgnored,
                 comparison: OutputComparison::PrimeCascade,
                 scoring: Scoring::PrimeFirstTen,
@@ -173,7 +173,7 @@ impl Profile {
                 selection: TestSelection::All,
                 value_join: ValueJoin::Newline,
                 functional: FunctionalAssembly::JudgeLive,
-                runner: Runner::FreshProcess,
+                runner: RunMode::FreshProcess,
                 exit_code_policy: ExitCodePolicy::RequireZero,
                 comparison: OutputComparison::JudgeTokens,
                 scoring: Scoring::PassRate,

@@ -96,9 +96,9 @@ fn fresh_verdict(
     let result = ExecutionResult {
         exit_code: outcome.exit_code,
         signal: outcome.signal,
-        timed_out: outcome.verdict == rlvr_sandbox::Verdict::Timeout,
-        memory_exceeded: outcome.verdict == rlvr_sandbox::Verdict::MemoryLimit,
-        output_exceeded: outcome.verdict == rlvr_sandbox::Verdict::OutputLimit,
+        timed_out: outcome.verdict == rlvr_sandbox::RunVerdict::Timeout,
+        memory_exceeded: outcome.verdict == rlvr_sandbox::RunVerdict::MemoryLimit,
+        output_exceeded: outcome.verdict == rlvr_sandbox::RunVerdict::OutputLimit,
         stdout: outcome.stdout,
         ..ExecutionResult::default()
     };

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use rlvr_sandbox::{Limits, Program, Sandbox, SpawnRequest};
+use rlvr_sandbox::{Program, ResourceLimits, Sandbox, SpawnRequest};
 use serde_json::{Value, json};
 
 use crate::submission::Submission;
@@ -142,13 +142,13 @@ impl PythonFunctionTarget {
         let mut spawn = SpawnRequest::new(Program::Python {
             source: HARNESS.to_owned(),
         });
-        spawn.limits = Limits {
+        spawn.limits = ResourceLimits {
             wall: Duration::from_secs(3600),
             cpu: Duration::from_secs(3600),
             memory_bytes: self.memory_bytes,
             pids: 512,
             tmpfs_bytes: 512 << 20,
-            ..Limits::default()
+            ..ResourceLimits::default()
         };
         let mut process = match self.sandbox.spawn(spawn) {
             Ok(process) => process,

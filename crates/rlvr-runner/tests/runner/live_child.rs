@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 
 use crate::common::LIMITS;
 use command_fds::{CommandFdExt, FdMapping};
-use rlvr_runner::{JudgeOptions, Runner, TestReport};
+use rlvr_runner::{ChildReport, JudgeOptions, Runner};
 use serde_json::{Value, json};
 
 /// The referee's end of the live pipes a live test's child talks on (runner/live.py): the test
@@ -121,7 +121,7 @@ fn handle(ready: &Value, name: &str) -> Value {
     described[1].clone()
 }
 
-fn end(runner: &mut Runner, live: &mut LiveEnd, deadline: std::time::Instant) -> TestReport {
+fn end(runner: &mut Runner, live: &mut LiveEnd, deadline: std::time::Instant) -> ChildReport {
     live.send(&json!({"t": "end"}));
     runner.finish_test(deadline).unwrap()
 }

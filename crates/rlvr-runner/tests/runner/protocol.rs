@@ -5,7 +5,7 @@
 use std::process::Command;
 
 use crate::common::{LIMITS, start};
-use rlvr_runner::{LoadReport, Outcome, PipeError, Runner, TestLimits};
+use rlvr_runner::{ChildEnding, LoadReport, PipeError, Runner, TestLimits};
 
 #[test]
 fn compiles_once_and_runs_each_test_in_a_fresh_child() {
@@ -15,7 +15,7 @@ fn compiles_once_and_runs_each_test_in_a_fresh_child() {
     assert!(report.ok && report.compile_error.is_none());
     for (input, expected) in [("1 2\n", "3 1\n"), ("40 2\n", "42 1\n")] {
         let test = runner.run_test(input.as_bytes(), None, LIMITS).unwrap();
-        assert_eq!(test.outcome, Outcome::Exited);
+        assert_eq!(test.outcome, ChildEnding::Exited);
         assert_eq!(test.exit_code, Some(0));
         assert_eq!(
             String::from_utf8_lossy(&test.stdout),
@@ -107,7 +107,10 @@ fn assert_a_syntax_error_fails_the_tests(runner: &mut Runner, report: &LoadRepor
             .contains("SyntaxError")
     );
     let test = runner.run_test(b"", None, LIMITS).unwrap();
-    assert_eq!((test.outcome, test.exit_code), (Outcome::Exited, Some(1)));
+    assert_eq!(
+        (test.outcome, test.exit_code),
+        (ChildEnding::Exited, Some(1))
+    );
     assert!(String::from_utf8_lossy(&test.stderr).contains("SyntaxError"));
 }
 
@@ -138,7 +141,7 @@ fn a_long_program_that_compiles_past_its_budget_times_out_every_test() {
     );
     for _ in 0..2 {
         let test = runner.run_test(b"", None, LIMITS).unwrap();
-        assert_eq!(test.outcome, Outcome::Timeout, "{test:?}");
+        assert_eq!(test.outcome, ChildEnding::Timeout, "{test:?}");
         assert!(test.stdout.is_empty());
         assert_eq!(test.wall_ms, 300.0);
     }
@@ -162,7 +165,7 @@ fn a_long_program_that_compiles_past_its_budget_times_out_every_test() {
     let test = runner.run_test(b"echo\n", None, LIMITS).unwrap();
     assert_eq!(
         (test.outcome, test.stdout),
-        (Outcome::Exited, b"echo\n".to_vec())
+        (ChildEnding::Exited, b"echo\n".to_vec())
     );
 
     let broken = format!("{long}\nx = (\n");
@@ -210,7 +213,7 @@ fn the_wall_clock_kills_a_loop_and_the_runner_goes_on() {
         ..LIMITS
     };
     let spinning = runner.run_test(b"spin", None, limits).unwrap();
-    assert_eq!(spinning.outcome, Outcome::Timeout);
+    assert_eq!(spinning.outcome, ChildEnding::Timeout);
     assert!(spinning.wall_ms >= 300.0);
     let after = runner.run_test(b"", None, limits).unwrap();
     assert_eq!(after.stdout, b"fine\n");

@@ -6,10 +6,10 @@
 use std::process::Child;
 
 use crate::common::{LIMITS, start};
-use rlvr_runner::{Harness, Outcome, Runner, TestReport};
+use rlvr_runner::{ChildEnding, ChildReport, Harness, Runner};
 
 /// Loads `source` under `harness` and runs every input in one batch child.
-fn batch(harness: Harness, source: &str, inputs: &[&str]) -> Vec<TestReport> {
+fn batch(harness: Harness, source: &str, inputs: &[&str]) -> Vec<ChildReport> {
     let (child, mut runner) = start();
     let preload: &[&str] = match harness {
         Harness::LiveCodeBench => &["numpy", "pandas"],
@@ -35,11 +35,11 @@ fn finish(mut child: Child, runner: Runner) {
     child.wait().unwrap();
 }
 
-fn printed(report: &TestReport) -> String {
+fn printed(report: &ChildReport) -> String {
     String::from_utf8_lossy(&report.stdout).into_owned()
 }
 
-fn fresh(source: &str, stdin: &str) -> TestReport {
+fn fresh(source: &str, stdin: &str) -> ChildReport {
     let (child, mut runner) = start();
     runner.load(&[source], "solution.py", &[], None).unwrap();
     let report = runner.run_test(stdin.as_bytes(), None, LIMITS).unwrap();
@@ -71,7 +71,7 @@ fn issue_14_a_test_past_its_time_ends_the_batch() {
     let first = runner.batch_next(3_000).unwrap();
     assert_eq!(printed(&first), "1\n");
     let second = runner.batch_next(300).unwrap();
-    assert_eq!(second.outcome, Outcome::Timeout);
+    assert_eq!(second.outcome, ChildEnding::Timeout);
     let third = runner.batch_next(3_000).unwrap();
     assert_ne!(third.exit_code, Some(0), "the child is gone: no more tests");
     runner.batch_end().unwrap();

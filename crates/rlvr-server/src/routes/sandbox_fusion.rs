@@ -20,7 +20,7 @@ use rlvr_languages::exec_protocol::ending;
 use rlvr_languages::{
     CompileLimits, CompileReport, CompileStatus, Compiler, Language, Once, OnceLimits, run_once,
 };
-use rlvr_sandbox::{Limits, RunOutcome, RunRequest, Stdin, Verdict, WorkFile};
+use rlvr_sandbox::{ResourceLimits, RunOutcome, RunRequest, RunVerdict, Stdin, WorkFile};
 use serde_json::{Value, json};
 
 use super::{json_body, null_as_default, time_limit};
@@ -109,10 +109,10 @@ fn build_request(request: &RunCodeRequest) -> Result<RunRequest, ApiError> {
         Some(request.run_timeout.unwrap_or(DEFAULT_RUN_TIMEOUT_SECONDS)),
     )?
     .unwrap_or(Duration::from_secs(10));
-    let mut limits = Limits {
+    let mut limits = ResourceLimits {
         wall,
         cpu: wall,
-        ..Limits::default()
+        ..ResourceLimits::default()
     };
     if let Some(megabytes) = request.memory_limit_megabytes
         && megabytes > 0
@@ -152,13 +152,13 @@ fn build_request(request: &RunCodeRequest) -> Result<RunRequest, ApiError> {
 
 /// SandboxFusion's rule: a timeout or a non-zero return code is `Failed`, else `Success`.
 fn finished(outcome: &RunOutcome) -> Value {
-    let timed_out = outcome.verdict == Verdict::Timeout;
+    let timed_out = outcome.verdict == RunVerdict::Timeout;
     // subprocess convention: a signal shows as its negated number.
     let return_code = outcome.exit_code.or(outcome.signal.map(|signal| -signal));
-    let succeeded = !timed_out && outcome.verdict == Verdict::Ok && return_code == Some(0);
+    let succeeded = !timed_out && outcome.verdict == RunVerdict::Ok && return_code == Some(0);
     let message = match outcome.verdict {
-        Verdict::MemoryLimit => "memory limit exceeded",
-        Verdict::OutputLimit => "output limit exceeded",
+        RunVerdict::MemoryLimit => "memory limit exceeded",
+        RunVerdict::OutputLimit => "output limit exceeded",
         _ => "",
     };
     json!({
@@ -290,7 +290,7 @@ fn finished_once(once: &Once) -> Value {
         });
     };
     let report = &run.report;
-    let timed_out = run.verdict == Verdict::Timeout;
+    let timed_out = run.verdict == RunVerdict::Timeout;
     let signaled = report.ending != ending::EXITED;
     // subprocess convention: a signal shows as its negated number.
     let return_code = if signaled {
@@ -298,10 +298,10 @@ fn finished_once(once: &Once) -> Value {
     } else {
         report.exit_code
     };
-    let succeeded = compiled && !timed_out && run.verdict == Verdict::Ok && return_code == 0;
+    let succeeded = compiled && !timed_out && run.verdict == RunVerdict::Ok && return_code == 0;
     let message = match run.verdict {
-        Verdict::MemoryLimit => "memory limit exceeded",
-        Verdict::OutputLimit => "output limit exceeded",
+        RunVerdict::MemoryLimit => "memory limit exceeded",
+        RunVerdict::OutputLimit => "output limit exceeded",
         _ => "",
     };
     json!({

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use rlvr_verify::{ExitCodePolicy, Plan, PlanOptions, Profile, ProfileName, Runner, Status, plan};
+use rlvr_verify::{ExitCodePolicy, Plan, PlanOptions, Profile, ProfileName, RunMode, Status, plan};
 use serde_json::json;
 
 use crate::common::{execute, suite};
@@ -31,7 +31,7 @@ fn issue_14_rllm_functional_is_one_fresh_process_that_must_exit_zero() {
     let functional =
         suite(json!({"functional": ["assert add(1, 2) == 3", "assert add(0, 0) == 0"]}));
     let execution = execute(plan(&rllm, FENCED, &functional, &PlanOptions::default()));
-    assert_eq!(execution.runner, Runner::FreshProcess);
+    assert_eq!(execution.runner, RunMode::FreshProcess);
     assert_eq!(execution.exit_code_policy, ExitCodePolicy::RequireZero);
     assert_eq!(execution.limits.time_per_test, Duration::from_secs(30));
     assert_eq!(execution.programs.len(), 1);
@@ -46,7 +46,7 @@ fn issue_14_rllm_stdin_tests_run_in_one_process_with_the_first_output_element() 
     let rllm = Profile::named(ProfileName::Rllm);
     let tests = suite(json!({"inputs": [["1", "2"], "3\n"], "outputs": [["3", "ignored"], "3\n"]}));
     let execution = execute(plan(&rllm, FENCED, &tests, &PlanOptions::default()));
-    assert_eq!(execution.runner, Runner::LiveCodeBenchHarness);
+    assert_eq!(execution.runner, RunMode::LiveCodeBenchHarness);
     assert!(execution.stages[0].shared_process);
     assert!(execution.stages[0].may_stop_at_first_failure);
     assert_eq!(execution.programs[0].stdin.as_deref(), Some("1\n2"));

@@ -8,7 +8,9 @@
 use std::io::Write;
 use std::time::Duration;
 
-use rlvr_sandbox::{CgroupLayout, IdMapping, Limits, Protection, RunRequest, Sandbox, Verdict};
+use rlvr_sandbox::{
+    CgroupLayout, IdMapping, Protection, ResourceLimits, RunRequest, RunVerdict, Sandbox,
+};
 
 use crate::exit::{Failure, SANDBOX_UNAVAILABLE, Status};
 
@@ -122,7 +124,7 @@ fn toolchain_reports(sandbox: &Sandbox) -> Vec<ToolchainReport> {
                             let (works, detail) = match once {
                                 Ok(once) => match &once.run {
                                     Some(run) => (
-                                        run.verdict == Verdict::Ok
+                                        run.verdict == RunVerdict::Ok
                                             && run.report.stdout == b"hello\n",
                                         format!(
                                             "hello world: {}{}",
@@ -169,22 +171,22 @@ fn toolchain_reports(sandbox: &Sandbox) -> Vec<ToolchainReport> {
 struct Case {
     name: &'static str,
     source: &'static str,
-    limits: Limits,
+    limits: ResourceLimits,
     expect: fn(&rlvr_sandbox::RunOutcome) -> bool,
 }
 
-fn small_limits() -> Limits {
-    Limits {
+fn small_limits() -> ResourceLimits {
+    ResourceLimits {
         wall: Duration::from_secs(5),
         cpu: Duration::from_secs(5),
         memory_bytes: 128 << 20,
         pids: 32,
-        ..Limits::default()
+        ..ResourceLimits::default()
     }
 }
 
 fn ok_printing(outcome: &rlvr_sandbox::RunOutcome, expected: &str) -> bool {
-    outcome.verdict == Verdict::Ok && String::from_utf8_lossy(&outcome.stdout).trim() == expected
+    outcome.verdict == RunVerdict::Ok && String::from_utf8_lossy(&outcome.stdout).trim() == expected
 }
 
 fn cases() -> Vec<Case> {
@@ -217,40 +219,40 @@ fn cases() -> Vec<Case> {
             name: "memory limit is enforced",
             source: "chunks = []\nwhile True:\n    chunks.append(bytearray(16 << 20))",
             limits: small_limits(),
-            expect: |outcome| outcome.verdict == Verdict::MemoryLimit,
+            expect: |outcome| outcome.verdict == RunVerdict::MemoryLimit,
         },
         Case {
             name: "time limit is enforced",
             source: "while True:\n    pass",
-            limits: Limits {
+            limits: ResourceLimits {
                 wall: Duration::from_secs(1),
                 cpu: Duration::from_secs(1),
                 ..small_limits()
             },
-            expect: |outcome| outcome.verdict == Verdict::Timeout,
+            expect: |outcome| outcome.verdict == RunVerdict::Timeout,
         },
         Case {
             name: "fork bomb is contained",
             source: "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
-            limits: Limits {
+            limits: ResourceLimits {
                 wall: Duration::from_secs(2),
                 cpu: Duration::from_secs(2),
                 ..small_limits()
             },
-            expect: |outcome| outcome.verdict == Verdict::Timeout,
+            expect: |outcome| outcome.verdict == RunVerdict::Timeout,
         },
     ]
 }
 
 fn package_probe(sandbox: &Sandbox, name: &'static str) -> Probe {
     let mut request = RunRequest::python(format!("import {name}\nprint({name}.__version__)"));
-    request.limits = Limits {
+    request.limits = ResourceLimits {
         wall: Duration::from_secs(60),
         cpu: Duration::from_secs(60),
-        ..Limits::default()
+        ..ResourceLimits::default()
     };
     match sandbox.run(&request) {
-        Ok(outcome) if outcome.verdict == Verdict::Ok => Probe {
+        Ok(outcome) if outcome.verdict == RunVerdict::Ok => Probe {
             name,
             passed: true,
             detail: format!(

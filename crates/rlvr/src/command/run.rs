@@ -16,7 +16,8 @@ use rlvr_languages::{
     OnceLimits, PrepareError,
 };
 use rlvr_sandbox::{
-    Limits, Program, RunOutcome, RunRequest, Sandbox, SandboxConfig, SandboxError, Stdin, Verdict,
+    Program, ResourceLimits, RunOutcome, RunRequest, RunVerdict, Sandbox, SandboxConfig,
+    SandboxError, Stdin,
 };
 
 use crate::exit::{Failure, SANDBOX_UNAVAILABLE, Status, USAGE};
@@ -203,12 +204,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     let request = RunRequest {
         program: Program::Python { source },
         stdin: args.stdin.clone().map_or(Stdin::Empty, Stdin::File),
-        limits: Limits {
+        limits: ResourceLimits {
             wall: time,
             cpu: time,
             memory_bytes: args.memory_limit.saturating_mul(1 << 20),
             output_bytes: args.output_limit,
-            ..Limits::default()
+            ..ResourceLimits::default()
         },
         files: Vec::new(),
     };
@@ -254,7 +255,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
             outcome.peak_memory_kib,
         )?;
     }
-    Ok(if outcome.verdict == Verdict::Ok {
+    Ok(if outcome.verdict == RunVerdict::Ok {
         Status::Success
     } else {
         Status::ProblemsFound
