@@ -1,11 +1,16 @@
 //! Run one untrusted program isolated: new namespaces, a minimal read-only root, cgroup limits,
 //! rlimits, an unprivileged user, seccomp installed last, and nothing left running afterwards.
 //!
-//! ```no_run
-//! use rlvr_sandbox::{RunRequest, Sandbox, SandboxConfig, Verdict};
+//! ```
+//! use rlvr_sandbox::{RunRequest, Sandbox, SandboxConfig, Stdin, Verdict};
 //! let sandbox = Sandbox::new(SandboxConfig::default())?;
-//! let outcome = sandbox.run(&RunRequest::python("print(input())"))?;
+//! let request = RunRequest {
+//!     stdin: Stdin::Bytes(b"hello\n".to_vec()),
+//!     ..RunRequest::python("print(input())")
+//! };
+//! let outcome = sandbox.run(&request)?;
 //! assert_eq!(outcome.verdict, Verdict::Ok);
+//! assert_eq!(outcome.stdout, b"hello\n");
 //! # Ok::<(), rlvr_sandbox::SandboxError>(())
 //! ```
 //!
