@@ -22,6 +22,10 @@
 //!
 //! See `docs/sandbox.md` for the isolation order and what each step defends against.
 
+// `unsafe` is confined to `sys`, and every block there says why it is sound.
+#![deny(unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod cgroup;
 mod error;
 mod interpreter;
@@ -35,6 +39,10 @@ mod run;
 mod sandbox;
 mod seccomp;
 mod spawn;
+#[expect(
+    unsafe_code,
+    reason = "the raw system calls, each wrapper with its SAFETY line"
+)]
 mod sys;
 mod user_namespace;
 pub mod wait;
