@@ -1,4 +1,4 @@
-"""pytest hooks for every Python suite in this repository (python/tests, tests/python).
+"""pytest hooks for every Python suite in this repository (python/tests, tests/oracles).
 
 Where everything must run (scripts/test sets RLVR_REQUIRE_EVERYTHING=1; CI sets CI), a skipped
 test is a failure: a test whose subject is missing (a package, a toolchain, the network) must
