@@ -25,7 +25,9 @@ COMMENTS = {"cpp": "// request {}\n", "python": "# request {}\n"}
 
 def main():
     url = sys.argv[1].rstrip("/") + "/run_code"
-    option = lambda name, default: type(default)(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
+    def option(name, default):
+        return type(default)(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
+
     requests = option("--requests", 100)
     concurrency = option("--concurrency", 2)
     language = option("--language", "cpp")

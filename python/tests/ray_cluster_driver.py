@@ -117,7 +117,7 @@ def main():
 
     # (2) node 2 dies whole (raylet, workers, its verifier): Ray reports the actor dead.
     by_host = {urlsplit(description["url"]).hostname: index for index, description in enumerate(pool.descriptions)}
-    head, node_2 = by_host[request["addresses"][0]], by_host[request["addresses"][2]]
+    _head, node_2 = by_host[request["addresses"][0]], by_host[request["addresses"][2]]
     pairs = [job(index, slow=True) for index in range(16)]
     outcome = kill_mid_batch(pool, [pair[0] for pair in pairs], node_2,
                              lambda victim: subprocess.run(["kill", "-KILL", str(request["node_2_unshare"])], check=True))

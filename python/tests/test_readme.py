@@ -6,7 +6,6 @@ flags they print are sent exactly as that trainer sends them."""
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys

@@ -7,7 +7,6 @@ import json
 import numpy as np
 import pytest
 
-import rlvr
 from rlvr.ground_truth import GroundTruthError, plain
 from rlvr.ground_truth import tests_of as find_tests
 from conftest import RELEASE_ROWS, WRONG, right_answer

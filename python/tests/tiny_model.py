@@ -11,7 +11,8 @@ from tokenizers import Tokenizer, models, pre_tokenizers, decoders
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 chars = [chr(c) for c in range(32, 127)] + ["\n", "\t"]
 vocab = {"<pad>": 0, "<eos>": 1, "<bos>": 2, "<unk>": 3}
-for c in chars: vocab.setdefault(c, len(vocab))
+for c in chars:
+    vocab.setdefault(c, len(vocab))
 tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
 tok.pre_tokenizer = pre_tokenizers.Split("", "isolated")
 tok.decoder = decoders.Fuse()

@@ -7,7 +7,6 @@ prints, computed the way the card describes (statistics.median, nearest-rank P95
 """
 import hashlib
 import json
-import math
 import statistics
 import sys
 

@@ -7,6 +7,8 @@
 //! [`reader::read_row`] (one row by index), [`reader::parse_line`] then [`Record::from_value`]
 //! (one line into the owned record), [`validation`] and [`stats`] (the card's checks and figures).
 
+#![forbid(unsafe_code)]
+
 pub mod error;
 pub mod label_equality;
 pub mod reader;

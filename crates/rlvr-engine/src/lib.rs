@@ -2,6 +2,8 @@
 //! runner of `rlvr-runner`, on every core, and hands results back in job order when asked.
 //! `rlvr verify` and `rlvr serve` both run on it.
 
+#![forbid(unsafe_code)]
+
 mod checking;
 mod compiled;
 mod engine;

@@ -2,6 +2,8 @@
 //! `HF_TOKEN`), resume partial downloads with HTTP `Range`, verify SHA-256, and move the file into
 //! place atomically only after it verified.
 
+#![forbid(unsafe_code)]
+
 mod download;
 mod hub_file;
 

@@ -4,6 +4,8 @@
 //! and the exec supervisor that runs the result once per test in an isolated child
 //! ([`Supervisor`]). docs/languages.md has the flags, limits and memory accounting.
 
+#![forbid(unsafe_code)]
+
 mod cache;
 mod compile;
 pub mod exec_protocol;

@@ -13,6 +13,8 @@
 //! replace, one of the command's inputs (the same path, the same inode through a hard link, a
 //! symlink to it) is refused.
 
+#![forbid(unsafe_code)]
+
 mod atomic_file;
 mod cleanup;
 mod directories;

@@ -1,6 +1,6 @@
 //! `rlvr import parquet`: an export (or upstream-style Parquet) back into released JSON Lines.
 //!
-//! Each row is written as the release writes it ([`ReleaseParts::push_release_line`]): the
+//! Each row is written as the release writes it ([`crate::release::ReleaseParts::push_release_line`]): the
 //! card's key order, `json.dumps` separators, escaping chosen per row by the `ensure_ascii`
 //! flag, and `ground_truth` (also written as `label`) copied as the exact source text. That is
 //! byte-identical for a source written that way (the release, `rlvr synth`); the lines it would

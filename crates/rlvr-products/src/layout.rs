@@ -2,8 +2,8 @@
 //! (verl's RL data file columns). Both keep `metadata.ground_truth` as the exact JSON text of
 //! the source, so either one turns back into the source JSONL (`rlvr import parquet`).
 //!
-//! hf: `prompt` list<struct{role, content}>, `test_kind` ("io"/"functional"), `inputs`,
-//! `outputs`, `functional` (list<string>; empty when the record has the other kind),
+//! hf: `prompt` `list<struct{role, content}>`, `test_kind` ("io"/"functional"), `inputs`,
+//! `outputs`, `functional` (`list<string>`; empty when the record has the other kind),
 //! `ground_truth` (JSON text), `hash`, `row` (source index), `normalized_values`, `lossy_text`,
 //! `ensure_ascii` (flags), `routing` struct{data_type, data_source, ability, style}.
 //!

@@ -5,6 +5,8 @@
 //! Everything streams through `rlvr_dataset`'s parallel reader; memory is bounded by a few row
 //! groups (export) or a few bytes per row (split, dedup, audit).
 
+#![forbid(unsafe_code)]
+
 pub mod answer_variety;
 pub mod arrow_build;
 pub mod audit;

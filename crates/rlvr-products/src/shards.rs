@@ -2,7 +2,7 @@
 //!
 //! The `parquet` crate's `ArrowWriter` encodes and compresses on the calling thread, which would
 //! make zstd the bottleneck. Instead each row group is encoded into finished column chunks by
-//! [`encode_row_group`] on any thread, and [`ShardWriter::append`] (one thread, in row order)
+//! [`Encoder::encode_row_group`] on any thread, and [`ShardWriter::append`] (one thread, in row order)
 //! only copies the finished bytes into the current file. A shard is closed once it reaches the
 //! requested size. Shards are written to temporaries ([`rlvr_output::AtomicFile`]) that get
 //! the Hub's names `train-0000i-of-0000N.parquet` once `N` is known; the caller commits them
@@ -39,7 +39,7 @@ pub struct ShardOptions {
     pub zstd_level: i32,
     /// Name of the split in file names (`train` gives `train-00000-of-00001.parquet`).
     pub split: String,
-    /// Most bytes of source lines one shard keeps ([`SOURCE_LINES_BUDGET`] by default).
+    /// Most bytes of source lines one shard keeps ([`crate::source_lines::SOURCE_LINES_BUDGET`] by default).
     pub source_lines_budget: usize,
 }
 

@@ -5,6 +5,8 @@
 //! sandbox) to count, per class of attack, the attacks that earned reward and the honest
 //! controls that lost it.
 
+#![forbid(unsafe_code)]
+
 mod catalogue;
 mod http;
 mod report;

@@ -8,6 +8,8 @@
 //! codec into one program) and the Rust end of its framed protocol; starting the interpreter in
 //! a sandbox and relaying messages are the caller's business.
 
+#![forbid(unsafe_code)]
+
 mod client;
 mod program;
 

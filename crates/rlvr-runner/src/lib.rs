@@ -7,6 +7,8 @@
 //! Expected outputs never enter the sandbox: a test report carries what the program printed and
 //! how it ended, and the verifier compares in Rust.
 
+#![forbid(unsafe_code)]
+
 mod client;
 mod protocol;
 pub mod transport;

@@ -1,11 +1,16 @@
 //! Run one untrusted program isolated: new namespaces, a minimal read-only root, cgroup limits,
 //! rlimits, an unprivileged user, seccomp installed last, and nothing left running afterwards.
 //!
-//! ```no_run
-//! use rlvr_sandbox::{RunRequest, Sandbox, SandboxConfig, RunVerdict};
+//! ```
+//! use rlvr_sandbox::{RunRequest, Sandbox, SandboxConfig, Stdin, RunVerdict};
 //! let sandbox = Sandbox::new(SandboxConfig::default())?;
-//! let outcome = sandbox.run(&RunRequest::python("print(input())"))?;
+//! let request = RunRequest {
+//!     stdin: Stdin::Bytes(b"hello\n".to_vec()),
+//!     ..RunRequest::python("print(input())")
+//! };
+//! let outcome = sandbox.run(&request)?;
 //! assert_eq!(outcome.verdict, RunVerdict::Ok);
+//! assert_eq!(outcome.stdout, b"hello\n");
 //! # Ok::<(), rlvr_sandbox::SandboxError>(())
 //! ```
 //!
@@ -16,6 +21,10 @@
 //!   descriptors (the warm runner), waited for with a deadline, killed as a whole tree.
 //!
 //! See `docs/sandbox.md` for the isolation order and what each step defends against.
+
+// `unsafe` is confined to `sys`, and every block there says why it is sound.
+#![deny(unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod cgroup;
 mod error;
@@ -30,6 +39,10 @@ mod run;
 mod sandbox;
 mod seccomp;
 mod spawn;
+#[expect(
+    unsafe_code,
+    reason = "the raw system calls, each wrapper with its SAFETY line"
+)]
 mod sys;
 mod user_namespace;
 pub mod wait;

@@ -85,9 +85,16 @@ unsafe fn raw_syscall(number: c_long, arguments: [usize; 6]) -> isize {
 }
 
 /// Runs a raw system call and turns `-errno` into `Err(errno)`.
-fn call(number: c_long, arguments: [usize; 6]) -> Result<usize, Errno> {
-    // SAFETY: every caller below passes arguments valid for its system call (pointers to live,
-    // NUL-terminated strings or buffers, plain integers).
+///
+/// # Safety
+///
+/// The arguments must be valid for system call `number`: every pointer points to memory that
+/// stays live for the call and is large enough for what the kernel reads or writes there, and
+/// the call must not break an invariant the rest of the process relies on (a descriptor it
+/// closes or replaces is not used again by its owner). Each wrapper below says why its call
+/// meets this.
+unsafe fn call(number: c_long, arguments: [usize; 6]) -> Result<usize, Errno> {
+    // SAFETY: forwarded from the caller, who guarantees the arguments are valid for `number`.
     let result = unsafe { raw_syscall(number, arguments) };
     if (-4095..0).contains(&result) {
         Err(-result as Errno)
@@ -112,136 +119,166 @@ pub(crate) fn mount(
     flags: u64,
     data: Option<&CStr>,
 ) -> Result<(), Errno> {
-    call(
-        libc::SYS_mount,
-        [
-            optional_pointer(source),
-            pointer(target.as_ptr()),
-            optional_pointer(filesystem),
-            flags as usize,
-            optional_pointer(data),
-            0,
-        ],
-    )
+    // SAFETY: `mount` only reads its arguments: `target` and the optional strings are live NUL-
+    // terminated strings, the rest integers.
+    unsafe {
+        call(
+            libc::SYS_mount,
+            [
+                optional_pointer(source),
+                pointer(target.as_ptr()),
+                optional_pointer(filesystem),
+                flags as usize,
+                optional_pointer(data),
+                0,
+            ],
+        )
+    }
     .map(drop)
 }
 
 /// `umount2(target, MNT_DETACH)`.
 pub(crate) fn unmount_detach(target: &CStr) -> Result<(), Errno> {
-    call(
-        libc::SYS_umount2,
-        [
-            pointer(target.as_ptr()),
-            libc::MNT_DETACH as usize,
-            0,
-            0,
-            0,
-            0,
-        ],
-    )
+    // SAFETY: `umount2` only reads `target`, a live NUL-terminated string.
+    unsafe {
+        call(
+            libc::SYS_umount2,
+            [
+                pointer(target.as_ptr()),
+                libc::MNT_DETACH as usize,
+                0,
+                0,
+                0,
+                0,
+            ],
+        )
+    }
     .map(drop)
 }
 
 /// `mkdir(2)`, as `mkdirat(AT_FDCWD, ...)` (aarch64 has only the `*at` form).
 pub(crate) fn make_directory(path: &CStr, mode: u32) -> Result<(), Errno> {
-    call(
-        libc::SYS_mkdirat,
-        [
-            libc::AT_FDCWD as usize,
-            pointer(path.as_ptr()),
-            mode as usize,
-            0,
-            0,
-            0,
-        ],
-    )
+    // SAFETY: `mkdirat` only reads `path`, a live NUL-terminated string.
+    unsafe {
+        call(
+            libc::SYS_mkdirat,
+            [
+                libc::AT_FDCWD as usize,
+                pointer(path.as_ptr()),
+                mode as usize,
+                0,
+                0,
+                0,
+            ],
+        )
+    }
     .map(drop)
 }
 
 /// `symlink(2)`, as `symlinkat(target, AT_FDCWD, link)` (aarch64 has only the `*at` form).
 pub(crate) fn symbolic_link(target: &CStr, link: &CStr) -> Result<(), Errno> {
-    call(
-        libc::SYS_symlinkat,
-        [
-            pointer(target.as_ptr()),
-            libc::AT_FDCWD as usize,
-            pointer(link.as_ptr()),
-            0,
-            0,
-            0,
-        ],
-    )
+    // SAFETY: `symlinkat` only reads `target` and `link`, live NUL-terminated strings.
+    unsafe {
+        call(
+            libc::SYS_symlinkat,
+            [
+                pointer(target.as_ptr()),
+                libc::AT_FDCWD as usize,
+                pointer(link.as_ptr()),
+                0,
+                0,
+                0,
+            ],
+        )
+    }
     .map(drop)
 }
 
 /// Opens (creating if asked) a file and returns its raw descriptor (the caller closes it).
 pub(crate) fn open_raw(path: &CStr, flags: c_int, mode: u32) -> Result<RawFd, Errno> {
-    call(
-        libc::SYS_openat,
-        [
-            libc::AT_FDCWD as usize,
-            pointer(path.as_ptr()),
-            (flags | libc::O_CLOEXEC) as usize,
-            mode as usize,
-            0,
-            0,
-        ],
-    )
+    // SAFETY: `openat` only reads `path`, a live NUL-terminated string; the caller owns the new
+    // descriptor.
+    unsafe {
+        call(
+            libc::SYS_openat,
+            [
+                libc::AT_FDCWD as usize,
+                pointer(path.as_ptr()),
+                (flags | libc::O_CLOEXEC) as usize,
+                mode as usize,
+                0,
+                0,
+            ],
+        )
+    }
     .map(|fd| fd as RawFd)
 }
 
 /// `close(2)` of a raw descriptor; errors are ignored (the descriptor is gone either way).
 pub(crate) fn close_raw(fd: RawFd) {
-    let _ = call(libc::SYS_close, [fd as usize, 0, 0, 0, 0, 0]);
+    // SAFETY: `close` touches no memory; the caller owns `fd` and does not use it again.
+    let _ = unsafe { call(libc::SYS_close, [fd as usize, 0, 0, 0, 0, 0]) };
 }
 
 /// `chdir(2)`.
 pub(crate) fn change_directory(path: &CStr) -> Result<(), Errno> {
-    call(libc::SYS_chdir, [pointer(path.as_ptr()), 0, 0, 0, 0, 0]).map(drop)
+    // SAFETY: `chdir` only reads `path`, a live NUL-terminated string.
+    unsafe { call(libc::SYS_chdir, [pointer(path.as_ptr()), 0, 0, 0, 0, 0]) }.map(drop)
 }
 
 /// `pivot_root(2)`.
 pub(crate) fn pivot_root(new_root: &CStr, put_old: &CStr) -> Result<(), Errno> {
-    call(
-        libc::SYS_pivot_root,
-        [
-            pointer(new_root.as_ptr()),
-            pointer(put_old.as_ptr()),
-            0,
-            0,
-            0,
-            0,
-        ],
-    )
+    // SAFETY: `pivot_root` only reads `new_root` and `put_old`, live NUL-terminated strings.
+    unsafe {
+        call(
+            libc::SYS_pivot_root,
+            [
+                pointer(new_root.as_ptr()),
+                pointer(put_old.as_ptr()),
+                0,
+                0,
+                0,
+                0,
+            ],
+        )
+    }
     .map(drop)
 }
 
 /// `sethostname(2)` (in the child's own UTS namespace).
 pub(crate) fn set_hostname(name: &[u8]) -> Result<(), Errno> {
-    call(
-        libc::SYS_sethostname,
-        [pointer(name.as_ptr()), name.len(), 0, 0, 0, 0],
-    )
+    // SAFETY: `sethostname` reads `name.len()` bytes of `name`, a live slice.
+    unsafe {
+        call(
+            libc::SYS_sethostname,
+            [pointer(name.as_ptr()), name.len(), 0, 0, 0, 0],
+        )
+    }
     .map(drop)
 }
 
 /// `setns(2)`.
 pub(crate) fn set_namespace(fd: RawFd, kind: c_int) -> Result<(), Errno> {
-    call(libc::SYS_setns, [fd as usize, kind as usize, 0, 0, 0, 0]).map(drop)
+    // SAFETY: `setns` takes a descriptor and a flag, no memory.
+    unsafe { call(libc::SYS_setns, [fd as usize, kind as usize, 0, 0, 0, 0]) }.map(drop)
 }
 
 /// `setsid(2)`: a new session and process group, so the child shares no group with the verifier.
 pub(crate) fn new_session() -> Result<(), Errno> {
-    call(libc::SYS_setsid, [0; 6]).map(drop)
+    // SAFETY: `setsid` takes no arguments.
+    unsafe { call(libc::SYS_setsid, [0; 6]) }.map(drop)
 }
 
 /// Writes the whole buffer (retrying short writes and EINTR).
 pub(crate) fn write_all_raw(fd: RawFd, mut bytes: &[u8]) -> Result<(), Errno> {
     while !bytes.is_empty() {
-        match call(
-            libc::SYS_write,
-            [fd as usize, pointer(bytes.as_ptr()), bytes.len(), 0, 0, 0],
-        ) {
+        // SAFETY: `write` reads at most `bytes.len()` bytes of `bytes`, a live slice.
+        match unsafe {
+            call(
+                libc::SYS_write,
+                [fd as usize, pointer(bytes.as_ptr()), bytes.len(), 0, 0, 0],
+            )
+        } {
             Ok(written) => bytes = &bytes[written..],
             Err(libc::EINTR) => {}
             Err(errno) => return Err(errno),
@@ -254,10 +291,13 @@ pub(crate) fn write_all_raw(fd: RawFd, mut bytes: &[u8]) -> Result<(), Errno> {
 pub(crate) fn read_byte(fd: RawFd) -> Result<bool, Errno> {
     let mut byte = 0u8;
     loop {
-        match call(
-            libc::SYS_read,
-            [fd as usize, pointer(&mut byte as *mut u8), 1, 0, 0, 0],
-        ) {
+        // SAFETY: `read` writes at most one byte, into `byte`, a live local.
+        match unsafe {
+            call(
+                libc::SYS_read,
+                [fd as usize, pointer(&mut byte as *mut u8), 1, 0, 0, 0],
+            )
+        } {
             Ok(read) => return Ok(read == 1),
             Err(libc::EINTR) => {}
             Err(errno) => return Err(errno),
@@ -300,17 +340,21 @@ pub(crate) fn write_process_file(
     // The buffer is zeroed and `push` keeps one byte free, so it is NUL-terminated.
     let path = CStr::from_bytes_until_nul(&buffer).map_err(|_| libc::EINVAL)?;
     let fd = open_raw(path, libc::O_WRONLY, 0)?;
-    let written = call(
-        libc::SYS_write,
-        [
-            fd as usize,
-            pointer(contents.as_ptr()),
-            contents.len(),
-            0,
-            0,
-            0,
-        ],
-    );
+    // SAFETY: `write` reads `contents.len()` bytes of `contents`, a live slice, into `fd`, opened
+    // just above.
+    let written = unsafe {
+        call(
+            libc::SYS_write,
+            [
+                fd as usize,
+                pointer(contents.as_ptr()),
+                contents.len(),
+                0,
+                0,
+                0,
+            ],
+        )
+    };
     close_raw(fd);
     match written {
         Ok(count) if count == contents.len() => Ok(()),
@@ -321,19 +365,26 @@ pub(crate) fn write_process_file(
 
 /// `dup3(source, target, 0)`: the target loses close-on-exec.
 pub(crate) fn duplicate_to(source: RawFd, target: RawFd) -> Result<(), Errno> {
-    call(
-        libc::SYS_dup3,
-        [source as usize, target as usize, 0, 0, 0, 0],
-    )
+    // SAFETY: `dup3` takes descriptor numbers, no memory; the child owns both until it executes.
+    unsafe {
+        call(
+            libc::SYS_dup3,
+            [source as usize, target as usize, 0, 0, 0, 0],
+        )
+    }
     .map(drop)
 }
 
 /// `close_range(first, last, 0)`.
 pub(crate) fn close_range(first: u32, last: u32) -> Result<(), Errno> {
-    call(
-        libc::SYS_close_range,
-        [first as usize, last as usize, 0, 0, 0, 0],
-    )
+    // SAFETY: `close_range` takes descriptor numbers, no memory; the child closes them before it
+    // executes.
+    unsafe {
+        call(
+            libc::SYS_close_range,
+            [first as usize, last as usize, 0, 0, 0, 0],
+        )
+    }
     .map(drop)
 }
 
@@ -343,41 +394,53 @@ pub(crate) fn set_resource_limit(resource: u32, soft: u64, hard: u64) -> Result<
         rlim_cur: soft,
         rlim_max: hard,
     };
-    call(
-        libc::SYS_prlimit64,
-        [
-            0,
-            resource as usize,
-            pointer(&limit as *const libc::rlimit64),
-            0,
-            0,
-            0,
-        ],
-    )
+    // SAFETY: `prlimit64` reads `limit`, a live `rlimit64`, and gets no pointer for the old limit.
+    unsafe {
+        call(
+            libc::SYS_prlimit64,
+            [
+                0,
+                resource as usize,
+                pointer(&limit as *const libc::rlimit64),
+                0,
+                0,
+                0,
+            ],
+        )
+    }
     .map(drop)
 }
 
 /// Drops every supplementary group (this thread only, unlike glibc's broadcasting wrapper).
 pub(crate) fn clear_groups() -> Result<(), Errno> {
-    call(libc::SYS_setgroups, [0; 6]).map(drop)
+    // SAFETY: `setgroups(0, NULL)` reads no memory.
+    unsafe { call(libc::SYS_setgroups, [0; 6]) }.map(drop)
 }
 
 /// Sets real, effective and saved gid, then uid (this thread only).
 pub(crate) fn set_user(uid: u32, gid: u32) -> Result<(), Errno> {
-    call(
-        libc::SYS_setresgid,
-        [gid as usize, gid as usize, gid as usize, 0, 0, 0],
-    )?;
-    call(
-        libc::SYS_setresuid,
-        [uid as usize, uid as usize, uid as usize, 0, 0, 0],
-    )
+    // SAFETY: `setresgid` takes integers only.
+    unsafe {
+        call(
+            libc::SYS_setresgid,
+            [gid as usize, gid as usize, gid as usize, 0, 0, 0],
+        )
+    }?;
+    // SAFETY: `setresuid` takes integers only.
+    unsafe {
+        call(
+            libc::SYS_setresuid,
+            [uid as usize, uid as usize, uid as usize, 0, 0, 0],
+        )
+    }
     .map(drop)
 }
 
 /// `prctl(option, a, b, 0, 0)`.
 pub(crate) fn process_control(option: c_int, first: usize, second: usize) -> Result<(), Errno> {
-    call(libc::SYS_prctl, [option as usize, first, second, 0, 0, 0]).map(drop)
+    // SAFETY: the `prctl` options the sandbox uses (PDEATHSIG, NO_NEW_PRIVS, DUMPABLE,
+    // CAPBSET_DROP, SECUREBITS) take integers, never pointers.
+    unsafe { call(libc::SYS_prctl, [option as usize, first, second, 0, 0, 0]) }.map(drop)
 }
 
 /// Empties the effective, permitted and inheritable capability sets (`capset`, version 3).
@@ -404,26 +467,33 @@ pub(crate) fn clear_capabilities() -> Result<(), Errno> {
         permitted: 0,
         inheritable: 0,
     }; 2];
-    call(
-        libc::SYS_capset,
-        [
-            pointer(&header as *const Header),
-            pointer(data.as_ptr()),
-            0,
-            0,
-            0,
-            0,
-        ],
-    )
+    // SAFETY: `capset` reads `header` and both `data` entries, live values in the kernel's version
+    // 3 layout.
+    unsafe {
+        call(
+            libc::SYS_capset,
+            [
+                pointer(&header as *const Header),
+                pointer(data.as_ptr()),
+                0,
+                0,
+                0,
+                0,
+            ],
+        )
+    }
     .map(drop)
 }
 
 /// `landlock_restrict_self(ruleset, 0)`.
 pub(crate) fn landlock_restrict_self(ruleset: RawFd) -> Result<(), Errno> {
-    call(
-        libc::SYS_landlock_restrict_self,
-        [ruleset as usize, 0, 0, 0, 0, 0],
-    )
+    // SAFETY: `landlock_restrict_self` takes a descriptor and a flag, no memory.
+    unsafe {
+        call(
+            libc::SYS_landlock_restrict_self,
+            [ruleset as usize, 0, 0, 0, 0, 0],
+        )
+    }
     .map(drop)
 }
 
@@ -433,17 +503,21 @@ pub(crate) fn install_seccomp(program: &[BpfInstruction]) -> Result<(), Errno> {
         len: program.len() as libc::c_ushort,
         filter: program.as_ptr().cast_mut(),
     };
-    call(
-        libc::SYS_seccomp,
-        [
-            libc::SECCOMP_SET_MODE_FILTER as usize,
-            0,
-            pointer(&fprog as *const libc::sock_fprog),
-            0,
-            0,
-            0,
-        ],
-    )
+    // SAFETY: `seccomp` reads `fprog` and the `program.len()` instructions it points to, both live
+    // for the call.
+    unsafe {
+        call(
+            libc::SYS_seccomp,
+            [
+                libc::SECCOMP_SET_MODE_FILTER as usize,
+                0,
+                pointer(&fprog as *const libc::sock_fprog),
+                0,
+                0,
+                0,
+            ],
+        )
+    }
     .map(drop)
 }
 
@@ -452,17 +526,21 @@ pub(crate) fn copy_file(source: RawFd, target: RawFd, length: u64) -> Result<(),
     let mut offset: libc::off_t = 0;
     while (offset as u64) < length {
         let remaining = (length - offset as u64) as usize;
-        let sent = call(
-            libc::SYS_sendfile,
-            [
-                target as usize,
-                source as usize,
-                pointer(&mut offset as *mut libc::off_t),
-                remaining,
-                0,
-                0,
-            ],
-        );
+        // SAFETY: `sendfile` reads and updates `offset`, a live local; the rest are descriptors and
+        // a length.
+        let sent = unsafe {
+            call(
+                libc::SYS_sendfile,
+                [
+                    target as usize,
+                    source as usize,
+                    pointer(&mut offset as *mut libc::off_t),
+                    remaining,
+                    0,
+                    0,
+                ],
+            )
+        };
         match sent {
             Ok(0) => return Err(libc::EIO),
             Ok(_) | Err(libc::EINTR) => {}
@@ -482,44 +560,54 @@ pub(crate) fn reset_signal_handlers() {
             continue;
         }
         // Errors (invalid signal numbers) are ignored.
-        let _ = call(
-            libc::SYS_rt_sigaction,
-            [
-                signal as usize,
-                pointer(&action as *const libc::sigaction),
-                0,
-                8,
-                0,
-                0,
-            ],
-        );
+        // SAFETY: `rt_sigaction` reads `action` (all zero: SIG_DFL, empty mask), gets no pointer
+        // for the old action, and 8 is the kernel's signal set size.
+        let _ = unsafe {
+            call(
+                libc::SYS_rt_sigaction,
+                [
+                    signal as usize,
+                    pointer(&action as *const libc::sigaction),
+                    0,
+                    8,
+                    0,
+                    0,
+                ],
+            )
+        };
     }
 }
 
 /// Unblocks every signal (the parent blocked them all around `clone`).
 pub(crate) fn unblock_all_signals() {
     let empty: u64 = 0;
-    let _ = call(
-        libc::SYS_rt_sigprocmask,
-        [
-            libc::SIG_SETMASK as usize,
-            pointer(&empty as *const u64),
-            0,
-            8,
-            0,
-            0,
-        ],
-    );
+    // SAFETY: `rt_sigprocmask` reads `empty`, a live 8-byte mask, and gets no pointer for the old
+    // mask.
+    let _ = unsafe {
+        call(
+            libc::SYS_rt_sigprocmask,
+            [
+                libc::SIG_SETMASK as usize,
+                pointer(&empty as *const u64),
+                0,
+                8,
+                0,
+                0,
+            ],
+        )
+    };
 }
 
 /// `sched_yield(2)`.
 pub(crate) fn yield_processor() {
-    let _ = call(libc::SYS_sched_yield, [0; 6]);
+    // SAFETY: `sched_yield` takes no arguments.
+    let _ = unsafe { call(libc::SYS_sched_yield, [0; 6]) };
 }
 
 /// `kill(pid, signal)`, errors ignored.
 pub(crate) fn kill_raw(pid: libc::pid_t, signal: c_int) {
-    let _ = call(libc::SYS_kill, [pid as usize, signal as usize, 0, 0, 0, 0]);
+    // SAFETY: `kill` takes integers only.
+    let _ = unsafe { call(libc::SYS_kill, [pid as usize, signal as usize, 0, 0, 0, 0]) };
 }
 
 /// `execve(2)`; returns only on failure.
@@ -530,17 +618,21 @@ pub(crate) fn execute(
 ) -> Errno {
     // `argv` and `envp` are null-terminated arrays of pointers into CStrings the parent keeps
     // alive until the child has exec'd.
-    match call(
-        libc::SYS_execve,
-        [
-            pointer(program.as_ptr()),
-            pointer(argv.as_ptr()),
-            pointer(envp.as_ptr()),
-            0,
-            0,
-            0,
-        ],
-    ) {
+    // SAFETY: `execve` reads `program` and the null-terminated `argv` and `envp`, whose strings the
+    // parent keeps alive until the child has executed; on success nothing of this image remains.
+    match unsafe {
+        call(
+            libc::SYS_execve,
+            [
+                pointer(program.as_ptr()),
+                pointer(argv.as_ptr()),
+                pointer(envp.as_ptr()),
+                0,
+                0,
+                0,
+            ],
+        )
+    } {
         Ok(_) => libc::EIO,
         Err(errno) => errno,
     }
@@ -548,7 +640,8 @@ pub(crate) fn execute(
 
 /// `_exit(2)` of the child without running any destructor or atexit handler.
 pub(crate) fn exit_child(code: c_int) -> ! {
-    let _ = call(libc::SYS_exit_group, [code as usize, 0, 0, 0, 0, 0]);
+    // SAFETY: `exit_group` takes an integer and does not return.
+    let _ = unsafe { call(libc::SYS_exit_group, [code as usize, 0, 0, 0, 0, 0]) };
     #[expect(
         clippy::empty_loop,
         reason = "exit_group cannot return; this satisfies the `!` type"
@@ -847,7 +940,8 @@ pub(crate) fn clone_holder(plan: &HolderPlan, stack: &ChildStack) -> io::Result<
 
 /// `unshare(2)` (child side).
 pub(crate) fn unshare_raw(flags: c_int) -> Result<(), Errno> {
-    call(libc::SYS_unshare, [flags as usize, 0, 0, 0, 0, 0]).map(drop)
+    // SAFETY: `unshare` takes flags only.
+    unsafe { call(libc::SYS_unshare, [flags as usize, 0, 0, 0, 0, 0]) }.map(drop)
 }
 
 /// The user name of `uid` (NSS included), for `/etc/subuid` lookups.
@@ -887,7 +981,8 @@ pub(crate) fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: the kernel just returned this descriptor (O_CLOEXEC is implied); nothing else owns it.
+    // SAFETY: the kernel just returned this descriptor (O_CLOEXEC is implied); nothing else owns
+    // it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
@@ -1006,7 +1101,8 @@ pub(crate) fn landlock_scoped_ruleset() -> io::Result<OwnedFd> {
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: the kernel just returned this descriptor to us (with O_CLOEXEC); nothing else owns it.
+    // SAFETY: the kernel just returned this descriptor to us (with O_CLOEXEC); nothing else owns
+    // it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 

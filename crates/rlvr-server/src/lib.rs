@@ -7,6 +7,8 @@
 //! `POST /test_program_stdio` and `GET /health`, OpenRLHF `POST /get_reward`, and
 //! `GET /metrics` in Prometheus text. See `docs/serve.md`.
 
+#![forbid(unsafe_code)]
+
 mod admission;
 mod auth;
 mod batch;

@@ -6,7 +6,7 @@
 
 use std::io::Write;
 
-use rand::Rng;
+use rand::RngExt;
 use rand::seq::index;
 
 use crate::pool::TextPool;

@@ -10,10 +10,13 @@
 //! positions, and the routing constants. With [`SynthOptions::inject_faults`] it also writes, at
 //! known lines, records that validation must reject and quirks it must accept.
 //!
-//! ```no_run
+//! ```
 //! use rlvr_synth::{SynthOptions, write_synthetic};
-//! let summary = write_synthetic("sample.jsonl", &SynthOptions::small(200, 7))?;
+//! # let directory = tempfile::tempdir().expect("temporary directory");
+//! # let path = directory.path().join("sample.jsonl");
+//! let summary = write_synthetic(&path, &SynthOptions::small(200, 7))?;
 //! assert_eq!(summary.rows, 200);
+//! # assert_eq!(std::fs::read_to_string(&path).expect("written").lines().count(), 200);
 //! # Ok::<(), rlvr_synth::SynthError>(())
 //! ```
 

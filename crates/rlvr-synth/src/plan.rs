@@ -5,7 +5,7 @@
 //! sizes) are drawn here too, and the test-string byte budget is normalized over the whole file
 //! so the average record lands close to the requested size. Rendering then only reads the plan.
 
-use rand::Rng;
+use rand::RngExt;
 use rand::seq::{SliceRandom, index};
 
 use crate::SynthOptions;

@@ -4,7 +4,7 @@
 //! other than `"` and `\`, plus line ends written as the two bytes `\n`), so the bulk of a
 //! record is one plain copy. Slices start and end on whole lines, never inside an escape.
 
-use rand::Rng;
+use rand::RngExt;
 use rayon::prelude::*;
 
 use crate::random::{Random, Stream, random_for};

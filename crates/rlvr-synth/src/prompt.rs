@@ -5,7 +5,7 @@
 //! emoji so code-point and byte counts differ; many use LaTeX with backslashes and quotes, which
 //! the JSON text must escape.
 
-use rand::Rng;
+use rand::RngExt;
 
 use crate::plan::Problem;
 use crate::random::{Random, Stream, random_for};

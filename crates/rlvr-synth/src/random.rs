@@ -2,8 +2,8 @@
 //! (the plan, one row, one problem's text, one pool block) gets its own generator derived from
 //! the file seed, a stream tag and an index, so rendering order never changes the output.
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
 
 /// The generator type used everywhere: fast, portable and reproducible across platforms.
 pub(crate) type Random = ChaCha8Rng;

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use rand::Rng;
+use rand::RngExt;
 use rayon::prelude::*;
 use rlvr_python_compat::dumps::push_string;
 

@@ -12,6 +12,8 @@
 //! `RLVR_REQUIRE_EVERYTHING=1` (set by `scripts/test`, so in CI) a mode that cannot run fails
 //! its test instead: a test must not pass when what it tests did not run.
 
+#![forbid(unsafe_code)]
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -10,7 +10,7 @@ use rlvr_python_compat::text::python_strip;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Extraction {
-    /// Klear: the first match of `</think>.*```python\n(.*?)\n```` (DOTALL), which is the
+    /// Klear: the first match of `` </think>.*```python\n(.*?)\n``` `` (DOTALL), which is the
     /// last lowercase `python` block after the first `</think>` whose closer starts a line;
     /// an empty body is no code.
     KlearPattern,

@@ -6,6 +6,8 @@
 //! each outcome into an [`ExecutionResult`]; [`judge_test`] gives each a [`Verdict`];
 //! [`aggregate`] scores the job.
 
+#![forbid(unsafe_code)]
+
 mod assembly;
 mod checker;
 pub mod checker_assurance;

@@ -1,8 +1,9 @@
 //! Python source placed before functional tests. Klear and rllm prefix functional programs with
 //! the same import block (numpy and pandas included) and LeetCode helper definitions:
-//! [`reference_prefix`] holds the same import statements in the same order (so the same names
-//! end up bound, shadowing included: `bisect` is the module, `time` the function) and helpers
-//! with the same signatures. The judge uses its own, stdlib-only block.
+//! [`REFERENCE_IMPORTS`] holds the same import statements in the same order (so the same names
+//! end up bound, shadowing included: `bisect` is the module, `time` the function) and
+//! [`REFERENCE_LEETCODE_HELPERS`] helpers with the same signatures. The judge uses its own,
+//! stdlib-only block.
 
 /// Standard-library imports that bind the names Klear's import block binds. Note that `time`
 /// is the function `time.time`, `log` is `math.log` and `re_search` is `re.search`, as there.

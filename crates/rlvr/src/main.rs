@@ -1,6 +1,7 @@
 //! `rlvr`: the command-line front end. Parses arguments, dispatches to one module per
 //! subcommand, and maps every outcome to an exit status in one place.
 
+#![forbid(unsafe_code)]
 #![deny(clippy::print_stdout)]
 
 mod command;

@@ -32,7 +32,6 @@ import atexit
 import builtins
 import gc
 import io
-import itertools
 import json
 import marshal
 import os

@@ -21,7 +21,7 @@ pub(crate) struct Args {
     /// Branch, tag or commit.
     #[arg(long, default_value = "main")]
     revision: String,
-    /// Hub endpoint; defaults to $HF_ENDPOINT, then https://huggingface.co.
+    /// Hub endpoint; defaults to $HF_ENDPOINT, then <https://huggingface.co>.
     #[arg(long)]
     endpoint: Option<String>,
     /// Where to write the file; defaults to the file's name in the current directory.
