@@ -268,6 +268,42 @@ pub fn processes_of(uids: &[u32]) -> Vec<u32> {
     found
 }
 
+/// The interpreter the tests run Python with (`$RLVR_PYTHON`, as `scripts/test` sets it,
+/// else `python3`).
+pub fn python() -> String {
+    std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".to_owned())
+}
+
+/// Runs `python -c SCRIPT ARGUMENTS...` with `input` on stdin and returns its stdout; the
+/// test fails when it does not exit 0.
+pub fn run_python(script: &str, arguments: &[&str], input: &str) -> String {
+    use std::io::Write;
+    use std::process::Stdio;
+
+    let mut child = Command::new(python())
+        .arg("-c")
+        .arg(script)
+        .args(arguments)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("writes");
+    let output = child.wait_with_output().expect("python ends");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
 /// Asserts that no process of `uids` is left (after a moment for the kernel's bookkeeping).
 pub fn assert_no_survivors(uids: &[u32]) {
     let survived = wait_until(Duration::from_secs(2), || processes_of(uids).is_empty());

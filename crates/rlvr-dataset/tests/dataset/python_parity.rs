@@ -4,40 +4,8 @@
 //! rather than reading its pieces). Equality and nesting depth are checked in
 //! `rlvr-python-compat`'s `tests/python_parity.rs`.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use rlvr_dataset::{LineError, parse_line};
-
-fn python() -> String {
-    std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".to_owned())
-}
-
-/// Runs `script` with `input` on stdin; returns stdout.
-fn run_python(script: &str, arguments: &[&str], input: &str) -> String {
-    let mut child = Command::new(python())
-        .arg("-c")
-        .arg(script)
-        .args(arguments)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("writes");
-    let output = child.wait_with_output().expect("python ends");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("utf-8")
-}
+use rlvr_test_support::{python, run_python};
 
 #[test]
 fn issue_13_a_carriage_return_inside_a_line_is_reported_where_python_splits() {

@@ -2,40 +2,8 @@
 //! (`$RLVR_PYTHON`, else `python3`): `==` between parsed values (NaN, key order, `1 == 1.0 ==
 //! true`, duplicate keys) and the deepest nesting the card's reader reads.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use rlvr_python_compat::json::{JsonErrorKind, MAX_DEPTH, parse};
-
-fn python() -> String {
-    std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".to_owned())
-}
-
-/// Runs `script` with `input` on stdin; returns stdout.
-fn run_python(script: &str, arguments: &[&str], input: &str) -> String {
-    let mut child = Command::new(python())
-        .arg("-c")
-        .arg(script)
-        .args(arguments)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("writes");
-    let output = child.wait_with_output().expect("python ends");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("utf-8")
-}
+use rlvr_test_support::run_python;
 
 /// Pairs of values whose equality Python and rlvr must decide alike.
 fn equality_cases() -> Vec<(String, String)> {

@@ -15,7 +15,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 pub use rlvr_test_support::{
-    Caller, Mode, assert_no_survivors, in_every_mode, processes_of, subordinate_start,
+    Caller, Mode, assert_no_survivors, in_every_mode, processes_of, python, subordinate_start,
     unprivileged_python, wait_for, wait_until,
 };
 pub use served::{Response, Served};
@@ -72,11 +72,6 @@ pub fn results(output: &Output) -> Vec<Value> {
 /// What a run printed on stderr.
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// The interpreter the tests run Python with (`$RLVR_PYTHON`, as `scripts/test` sets it).
-pub fn python() -> String {
-    std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".to_owned())
 }
 
 /// The repository's root.
