@@ -5,7 +5,7 @@
 //! `rlvr-python-compat`'s `tests/python_parity.rs`.
 
 use rlvr_dataset::{LineError, parse_line};
-use rlvr_test_support::{python, run_python};
+use rlvr_test_support::run_python;
 
 #[test]
 fn issue_13_a_carriage_return_inside_a_line_is_reported_where_python_splits() {
