@@ -624,7 +624,7 @@ impl Session {
             None => vec![&whole],
         };
         let mut preload = plan.required_modules.clone();
-        preload.extend(&plan.preloaded_modules);
+        preload.extend(plan.preloaded_modules);
         let report = self
             .runner
             .load_bounded(

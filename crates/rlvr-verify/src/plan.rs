@@ -14,7 +14,7 @@ use crate::exit_code::{ExitCodePolicy, RunMode};
 use crate::job_result::{JobResult, Status};
 use crate::language_selection::{LanguageRequest, select_code};
 use crate::limits::{Limits, MAX_JOB_DEADLINE};
-use crate::prelude::{REFERENCE_IMPORTS, STANDARD_IMPORTS, imported_modules, judge_prefix};
+use crate::prelude::{REFERENCE_IMPORTS, judge_prefix, reference_modules, standard_modules};
 use crate::profile::{Profile, ProfileName};
 use crate::program_text::{ProgramText, SharedHeads};
 use crate::scoring::{PRIME_SCORED_TESTS, Scoring};
@@ -123,7 +123,7 @@ pub struct ExecutionPlan {
     pub required_modules: Vec<&'static str>,
     /// Modules every program of this plan imports first (its import block): the runner imports
     /// them once, before it forks a test, instead of each test loading them again.
-    pub preloaded_modules: Vec<&'static str>,
+    pub preloaded_modules: &'static [&'static str],
     /// Judge functional tests: run live between the referee and the solution's child
     /// (issue 22; docs/profiles.md).
     pub live_functional: Option<LiveFunctional>,
@@ -299,14 +299,14 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
             solution: code.clone(),
         });
     let preloaded_modules = if live_functional.is_some() {
-        imported_modules(STANDARD_IMPORTS)
+        standard_modules()
     } else if programs
         .iter()
         .any(|program| program.source.contains(REFERENCE_IMPORTS))
     {
-        imported_modules(REFERENCE_IMPORTS)
+        reference_modules()
     } else {
-        Vec::new()
+        &[]
     };
     Plan::Execute(ExecutionPlan {
         profile: profile.name,

@@ -234,6 +234,19 @@ pub fn imported_modules(block: &'static str) -> Vec<&'static str> {
     modules
 }
 
+/// [`imported_modules`] of [`STANDARD_IMPORTS`], worked out once per process (every judge
+/// functional plan names them).
+pub fn standard_modules() -> &'static [&'static str] {
+    static MODULES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    MODULES.get_or_init(|| imported_modules(STANDARD_IMPORTS))
+}
+
+/// [`imported_modules`] of [`REFERENCE_IMPORTS`], worked out once per process.
+pub fn reference_modules() -> &'static [&'static str] {
+    static MODULES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    MODULES.get_or_init(|| imported_modules(REFERENCE_IMPORTS))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
