@@ -87,16 +87,19 @@ fn the_subcommand_list_is_read_from_the_help() {
 
 /// The workspace crates each crate's manifest lists under `[dependencies]`.
 fn manifest_dependencies(crate_directory: &std::path::Path) -> std::collections::BTreeSet<String> {
-    let manifest = std::fs::read_to_string(crate_directory.join("Cargo.toml")).expect("manifest");
+    let text = std::fs::read_to_string(crate_directory.join("Cargo.toml")).expect("manifest");
+    let manifest: toml::Table = toml::from_str(&text).expect("a TOML manifest");
     manifest
-        .lines()
-        .skip_while(|line| line.trim() != "[dependencies]")
-        .skip(1)
-        .take_while(|line| !line.starts_with('['))
-        .filter_map(|line| line.split(['.', ' ', '=']).next())
-        .filter(|name| name.starts_with("rlvr-"))
-        .map(str::to_owned)
-        .collect()
+        .get("dependencies")
+        .and_then(toml::Value::as_table)
+        .map(|dependencies| {
+            dependencies
+                .keys()
+                .filter(|name| name.starts_with("rlvr-"))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[test]
