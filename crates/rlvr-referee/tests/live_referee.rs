@@ -8,12 +8,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rlvr_referee::{Event, Judgement, Referee, RefereeOutcome};
+use rlvr_test_support::python;
 use rlvr_verify::prelude::judge_prefix;
 use serde_json::{Value, json};
-
-fn python() -> String {
-    std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".into())
-}
 
 struct Started {
     process: Child,

@@ -5,11 +5,7 @@ use std::os::fd::OwnedFd;
 use std::process::{Child, Command, Stdio};
 
 use rlvr_runner::{Runner, TestLimits};
-
-/// The interpreter the tests run: `RLVR_PYTHON`, else `python3` from the path.
-pub fn python() -> String {
-    std::env::var("RLVR_PYTHON").unwrap_or_else(|_| "python3".into())
-}
+pub use rlvr_test_support::python;
 
 /// A runner on a fresh interpreter (no sandbox: isolation is tested in the sandbox's crate);
 /// the child is returned so that it lives as long as the test needs it.
