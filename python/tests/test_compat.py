@@ -127,13 +127,13 @@ def test_issue24_verls_own_sandbox_fusion_reward_scores_cpp_through_rlvr_serve(u
     assert results == [True, True, True], metadata
     assert all(entry["compile_status"] == "Finished" for entry in metadata), metadata
     wrong = "#include <cstdio>\nint main(){ long long a, b; scanf(\"%lld %lld\", &a, &b); printf(\"%lld\\n\", a > 0 ? a + b : 7); }"
-    results, _ = check_correctness(url + "/run_code", tests, wrong, timeout=30, language="cpp")
-    assert results == [True, False, True]
+    results, metadata = check_correctness(url + "/run_code", tests, wrong, timeout=30, language="cpp")
+    assert results == [True, False, True], metadata
     results, metadata = check_correctness(url + "/run_code", tests, "int main() { syntax error }", timeout=30, language="cpp")
     assert results == [-4, -4, -4], metadata
     crash = "int main(){ volatile int *p = nullptr; return *p; }"
-    results, _ = check_correctness(url + "/run_code", tests, crash, timeout=30, language="cpp")
-    assert results == [-2, -2, -2]
+    results, metadata = check_correctness(url + "/run_code", tests, crash, timeout=30, language="cpp")
+    assert results == [-2, -2, -2], metadata
 
 
 def test_issue24_native_verify_takes_a_language_per_job(url):

@@ -63,7 +63,10 @@ def workspace(tmp_path, url):
     bin_directory.mkdir()
     (bin_directory / "python").symlink_to(sys.executable)
     (bin_directory / "rlvr").symlink_to(os.environ["RLVR_BIN"])
-    environment = dict(os.environ, PATH=f"{bin_directory}:{os.environ['PATH']}", PYTHONPATH=str(PYTHON_DIRECTORY), RLVR_URL=url)
+    # A Ray the code starts is its own: without RAY_ADDRESS=local, `ray.init()` joins the last
+    # cluster started on this machine (test_ray.py's, running at the same time in the other group).
+    environment = dict(os.environ, PATH=f"{bin_directory}:{os.environ['PATH']}", PYTHONPATH=str(PYTHON_DIRECTORY), RLVR_URL=url,
+                       RAY_ADDRESS="local")
     return tmp_path, environment
 
 

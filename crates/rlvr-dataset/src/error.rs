@@ -57,18 +57,16 @@ pub enum LineError {
         offset: usize,
     },
     /// The text is not JSON.
-    #[error("invalid json: {source}")]
+    #[error("invalid json: {error}")]
     InvalidJson {
-        /// The syntax error, with its offset into the line.
-        #[source]
-        source: JsonError,
+        /// The syntax error, with its offset into the line (in the message, not the chain).
+        error: JsonError,
     },
     /// The JSON is not a record of this dataset.
-    #[error("invalid record: {source}")]
+    #[error("invalid record: {error}")]
     InvalidRecord {
-        /// The field and reason.
-        #[source]
-        source: RecordError,
+        /// The field and reason (in the message, not the chain).
+        error: RecordError,
     },
 }
 
@@ -77,7 +75,7 @@ impl LineError {
     pub fn offset_in_line(&self) -> Option<usize> {
         match self {
             Self::InvalidUtf8 { offset } | Self::CarriageReturn { offset } => Some(*offset),
-            Self::InvalidJson { source } => Some(source.offset),
+            Self::InvalidJson { error } => Some(error.offset),
             Self::InvalidRecord { .. } => None,
         }
     }
@@ -85,7 +83,7 @@ impl LineError {
     /// The record field concerned, when the line is JSON but not a record.
     pub fn field(&self) -> Option<&str> {
         match self {
-            Self::InvalidRecord { source } => Some(&source.field),
+            Self::InvalidRecord { error } => Some(&error.field),
             _ => None,
         }
     }

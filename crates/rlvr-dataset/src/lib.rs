@@ -31,5 +31,5 @@ pub use validation::{Check, ValidationAccumulator, ValidationReport};
 /// Reads one line into the owned record.
 pub fn parse_record(line: &[u8]) -> Result<Record, LineError> {
     let value = parse_line(line)?;
-    Record::from_value(&value).map_err(|source| LineError::InvalidRecord { source })
+    Record::from_value(&value).map_err(|error| LineError::InvalidRecord { error })
 }

@@ -117,7 +117,9 @@ impl<'a> Line<'a> {
         match json::parse_noting_carriage_return(text) {
             Ok((value, false)) => Ok(value),
             Ok((value, true)) => carriage_return().map_or(Ok(value), Err),
-            Err(source) => Err(carriage_return().unwrap_or(LineError::InvalidJson { source })),
+            Err(source) => {
+                Err(carriage_return().unwrap_or(LineError::InvalidJson { error: source }))
+            }
         }
     }
 }

@@ -54,7 +54,14 @@ pub enum PrepareError {
     Unavailable(Unavailable),
     /// The sandbox failed: `sandbox_error`.
     #[error("the sandbox failed compiling: {0}")]
-    Sandbox(#[from] rlvr_sandbox::SandboxError),
+    Sandbox(rlvr_sandbox::SandboxError),
+}
+
+// The cause is in the message (which reaches results as a reason), so not in the chain.
+impl From<rlvr_sandbox::SandboxError> for PrepareError {
+    fn from(error: rlvr_sandbox::SandboxError) -> Self {
+        Self::Sandbox(error)
+    }
 }
 
 /// Compiles sources for the sandbox, through the cache; shared by every worker.

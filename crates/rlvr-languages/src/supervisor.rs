@@ -26,7 +26,7 @@ const LOAD_DEADLINE: Duration = Duration::from_secs(30);
 pub enum SupervisorError {
     /// The sandbox could not start it.
     #[error("the sandbox cannot start the exec supervisor: {0}")]
-    Start(#[from] rlvr_sandbox::SandboxError),
+    Start(rlvr_sandbox::SandboxError),
     /// It refused the program.
     #[error("the exec supervisor refused the program: {0}")]
     Load(String),
@@ -35,7 +35,20 @@ pub enum SupervisorError {
     Deadline,
     /// The connection failed (it died).
     #[error("the exec supervisor stopped: {0}")]
-    Connection(#[from] std::io::Error),
+    Connection(std::io::Error),
+}
+
+// The causes are in the messages (which reach results as reasons), so not in the chain.
+impl From<rlvr_sandbox::SandboxError> for SupervisorError {
+    fn from(error: rlvr_sandbox::SandboxError) -> Self {
+        Self::Start(error)
+    }
+}
+
+impl From<std::io::Error> for SupervisorError {
+    fn from(error: std::io::Error) -> Self {
+        Self::Connection(error)
+    }
 }
 
 /// A running exec supervisor and its pipes. Dropping it kills the sandbox.

@@ -114,7 +114,7 @@ fn checker_named(ground_truth: &rlvr_python_compat::json::ValueRef<'_>) -> Optio
 fn audit_line(line: Line<'_>, oversized_bytes: usize) -> Result<RowAudit, LineError> {
     let value = line.parse()?;
     let record =
-        RecordRef::from_value(&value).map_err(|source| LineError::InvalidRecord { source })?;
+        RecordRef::from_value(&value).map_err(|error| LineError::InvalidRecord { error })?;
     let findings = record_flags(&record, oversized_bytes);
     Ok(RowAudit {
         flags: findings.flags,

@@ -65,7 +65,7 @@ fn parts_of_line(line: &[u8], from: LineLayout) -> Result<ReleaseParts, ConvertL
     Ok(match from {
         LineLayout::Release => {
             let record = RecordRef::from_value(&value)
-                .map_err(|source| LineError::InvalidRecord { source })?;
+                .map_err(|error| LineError::InvalidRecord { error })?;
             ReleaseParts::from_release(&record, line)?
         }
         LineLayout::Upstream => ReleaseParts::from_upstream(&value, line)?,
@@ -152,7 +152,7 @@ pub fn convert_file(
                         let error = match error {
                             ConvertLineError::Line(error) => error,
                             ConvertLineError::Parts(error) => LineError::InvalidRecord {
-                                source: rlvr_dataset::RecordError {
+                                error: rlvr_dataset::RecordError {
                                     field: error.field,
                                     reason: error.reason,
                                 },

@@ -33,7 +33,7 @@ pub enum ProductsError {
         source: std::io::Error,
     },
     /// Arrow refused to build a column.
-    #[error("building the arrow column `{column}`: {source}")]
+    #[error("building the arrow column `{column}`")]
     Arrow {
         /// The column.
         column: String,
@@ -42,7 +42,7 @@ pub enum ProductsError {
         source: arrow_schema::ArrowError,
     },
     /// The Parquet library failed to write or read a file.
-    #[error("parquet `{path}`: {source}")]
+    #[error("parquet `{path}`")]
     Parquet {
         /// The file.
         path: PathBuf,

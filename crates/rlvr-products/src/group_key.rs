@@ -71,7 +71,7 @@ pub fn line_key(
     let record = line.parse().and_then(|value| {
         RecordRef::from_value(&value)
             .map(|record| group_key(&record, by))
-            .map_err(|source| rlvr_dataset::LineError::InvalidRecord { source })
+            .map_err(|error| rlvr_dataset::LineError::InvalidRecord { error })
     });
     match record {
         Ok(key) => (key, None),

@@ -65,9 +65,9 @@ impl ExportRow {
     pub fn from_line(line: Line<'_>) -> Result<Self, LineError> {
         let value = line.parse()?;
         let record =
-            RecordRef::from_value(&value).map_err(|source| LineError::InvalidRecord { source })?;
+            RecordRef::from_value(&value).map_err(|error| LineError::InvalidRecord { error })?;
         let mut row =
-            Self::from_record(&record).map_err(|source| LineError::InvalidRecord { source })?;
+            Self::from_record(&record).map_err(|error| LineError::InvalidRecord { error })?;
         row.ensure_ascii = looks_ascii_escaped(line.bytes);
         if !row.reimports_exactly(line.bytes, &record) {
             row.source_line = Some(line.bytes.to_vec());

@@ -26,14 +26,14 @@ use serde_json::Value;
 pub enum JsonTextError {
     /// Not JSON, even to Python.
     #[error("malformed json: {0}")]
-    Syntax(#[source] serde_json::Error),
+    Syntax(serde_json::Error),
     /// JSON, but a field holds the wrong type or value.
-    #[error("field `{path}`: {source}")]
+    #[error("field `{path}`: {error}")]
     Data {
         /// Where the value is, e.g. `jobs[2].seed` (`.` for the whole document).
         path: String,
-        #[source]
-        source: serde_json::Error,
+        /// What serde said.
+        error: serde_json::Error,
     },
 }
 
@@ -57,7 +57,7 @@ pub fn parse_python_json(bytes: &[u8]) -> Result<Value, serde_json::Error> {
 pub fn from_python_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, JsonTextError> {
     let data_error = |error: serde_path_to_error::Error<serde_json::Error>| JsonTextError::Data {
         path: error.path().to_string(),
-        source: error.into_inner(),
+        error: error.into_inner(),
     };
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let error = match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {

@@ -19,11 +19,18 @@ pub enum PipeError {
     #[error("it closed its pipe (it died or was killed)")]
     Closed,
     #[error("its pipe failed: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     #[error("it sent a malformed frame: {0}")]
     Protocol(String),
     #[error("it refused: {0}")]
     Refused(String),
+}
+
+// The cause is in the message (which reaches results as a reason), so not in the chain.
+impl From<std::io::Error> for PipeError {
+    fn from(error: std::io::Error) -> Self {
+        Self::Io(error)
+    }
 }
 
 /// The two pipes to a helper process and the bytes read past the last frame.

@@ -25,24 +25,22 @@ pub enum SandboxError {
         reason: String,
     },
     /// A host-side system call failed while preparing or supervising a run.
-    #[error("sandbox {action} failed: {source}")]
+    #[error("sandbox {action} failed: {error}")]
     System {
         /// What we were doing.
         action: &'static str,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        /// The underlying error (in the message, not the chain).
+        error: std::io::Error,
     },
     /// A file or directory operation failed (cgroups, staging directory, stdin file).
-    #[error("sandbox {action} failed for {}: {source}", .path.display())]
+    #[error("sandbox {action} failed for {}: {error}", .path.display())]
     Path {
         /// What we were doing.
         action: &'static str,
         /// The path concerned.
         path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        /// The underlying error (in the message, not the chain).
+        error: std::io::Error,
     },
     /// One step of the isolation sequence failed in the child.
     #[error("sandbox step '{}' failed in the child: {}", .step.name(), std::io::Error::from_raw_os_error(*.errno))]
@@ -70,7 +68,7 @@ fn names(protections: &[Protection]) -> String {
 
 impl SandboxError {
     pub(crate) fn system(action: &'static str) -> impl FnOnce(std::io::Error) -> SandboxError {
-        move |source| SandboxError::System { action, source }
+        move |error| SandboxError::System { action, error }
     }
 
     pub(crate) fn path(
@@ -78,10 +76,10 @@ impl SandboxError {
         path: impl Into<PathBuf>,
     ) -> impl FnOnce(std::io::Error) -> SandboxError {
         let path = path.into();
-        move |source| SandboxError::Path {
+        move |error| SandboxError::Path {
             action,
             path,
-            source,
+            error,
         }
     }
 }

@@ -138,7 +138,7 @@ fn condition(
 fn compile_error(error: impl std::fmt::Display) -> SandboxError {
     SandboxError::System {
         action: "seccomp compilation",
-        source: std::io::Error::other(error.to_string()),
+        error: std::io::Error::other(error.to_string()),
     }
 }
 

@@ -432,7 +432,7 @@ impl Sandbox {
             StartReport::Failed(step, errno) => Some(SandboxError::ChildStep { step, errno }),
             StartReport::TimedOut => Some(SandboxError::System {
                 action: "start the sandboxed process",
-                source: std::io::Error::from(std::io::ErrorKind::TimedOut),
+                error: std::io::Error::from(std::io::ErrorKind::TimedOut),
             }),
         };
         if let Some(error) = failure {

@@ -58,6 +58,10 @@ pub(crate) async fn feed(
                     .observe(submitted.elapsed().as_secs_f64());
                 if result.status == Status::SandboxError {
                     metrics.sandbox_errors.inc();
+                    tracing::warn!(
+                        "a job's sandbox failed: {}",
+                        result.reason.as_deref().unwrap_or("no reason given")
+                    );
                 }
                 if result.status == Status::CheckerError {
                     metrics.checker_errors.inc();

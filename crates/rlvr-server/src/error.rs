@@ -8,14 +8,14 @@ use axum::response::{IntoResponse, Response};
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
     /// The address could not be bound.
-    #[error("cannot listen on {address}: {source}")]
+    #[error("cannot listen on {address}")]
     Bind {
         address: std::net::SocketAddr,
         #[source]
         source: std::io::Error,
     },
     /// The async runtime or a signal handler could not be set up, or serving failed.
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         context: &'static str,
         #[source]

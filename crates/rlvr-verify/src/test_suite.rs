@@ -79,11 +79,8 @@ pub enum Tests {
 #[derive(Debug, thiserror::Error)]
 pub enum TestSuiteError {
     /// The ground truth string is not JSON.
-    #[error("ground truth is not valid json: {source}")]
-    InvalidJson {
-        #[source]
-        source: serde_json::Error,
-    },
+    #[error("ground truth is not valid json: {error}")]
+    InvalidJson { error: serde_json::Error },
     /// The ground truth is JSON but not an object.
     #[error("ground truth must be a json object, found {found}")]
     NotAnObject { found: String },
@@ -152,7 +149,7 @@ impl TestSuite {
     /// as Python's `json.loads` reads it (lone surrogates, `NaN`: see [`rlvr_python_compat::loads`]).
     pub fn from_json_str(text: &str) -> Result<Self, TestSuiteError> {
         let value = parse_python_json(text.as_bytes())
-            .map_err(|source| TestSuiteError::InvalidJson { source })?;
+            .map_err(|error| TestSuiteError::InvalidJson { error })?;
         Self::from_value(&value)
     }
 

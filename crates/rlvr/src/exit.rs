@@ -77,19 +77,23 @@ pub(crate) fn to_exit_code(outcome: anyhow::Result<Status>) -> ExitCode {
     }
 }
 
-/// The error and its causes on one line, each text once: a cause whose text the message
-/// already holds (libraries often repeat their source) is skipped.
+/// The error and its causes on one line, each once. Error types here either state their cause
+/// in their own message (and keep it out of the chain) or leave it to the chain, never both;
+/// the one link skipped is a wrapper that shows its inner error's message as its own (kept in
+/// the chain so that [`code`] finds an output error under it).
 pub(crate) fn message(error: &anyhow::Error) -> String {
     let mut message = String::new();
+    let mut previous = String::new();
     for cause in error.chain() {
         let text = cause.to_string();
-        if text.is_empty() || message.contains(&text) {
+        if text.is_empty() || text == previous {
             continue;
         }
         if !message.is_empty() {
             message.push_str(": ");
         }
         message.push_str(&text);
+        previous = text;
     }
     message
 }
@@ -122,4 +126,42 @@ pub(crate) fn init_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_cause_is_printed_once_even_when_a_message_happens_to_contain_it() {
+        let error =
+            anyhow::Error::new(std::io::Error::other("denied")).context("cannot read `denied`");
+        assert_eq!(message(&error), "cannot read `denied`: denied");
+    }
+
+    #[test]
+    fn a_wrapper_showing_its_inner_message_prints_it_once() {
+        let inner = rlvr_output::OutputError::Write {
+            path: "out.jsonl".into(),
+            source: std::io::Error::other("no space left on device"),
+        };
+        let error = anyhow::Error::new(rlvr_products::ProductsError::Output(inner));
+        assert_eq!(
+            message(&error),
+            "could not write `out.jsonl`: no space left on device"
+        );
+        assert_eq!(code(&error), OUTPUT_FAILED);
+    }
+
+    #[test]
+    fn an_error_that_leaves_its_cause_to_the_chain_has_it_printed_after() {
+        let error = anyhow::Error::new(rlvr_server::ServerError::Bind {
+            address: ([127, 0, 0, 1], 80).into(),
+            source: std::io::Error::from(std::io::ErrorKind::AddrInUse),
+        });
+        assert_eq!(
+            message(&error),
+            "cannot listen on 127.0.0.1:80: address in use"
+        );
+    }
 }

@@ -91,14 +91,12 @@ pub(crate) async fn run_code(
     let outcome = tokio::task::spawn_blocking(move || sandbox.run(&run)).await;
     let response = match outcome {
         Ok(Ok(outcome)) => finished(&outcome),
-        Ok(Err(error)) => {
-            state.metrics.sandbox_errors.inc();
-            sandbox_error(error.to_string())
-        }
-        Err(error) => {
-            state.metrics.sandbox_errors.inc();
-            sandbox_error(format!("the run did not complete: {error}"))
-        }
+        Ok(Err(error)) => failed(&state, &request.language, error.to_string()),
+        Err(error) => failed(
+            &state,
+            &request.language,
+            format!("the run did not complete: {error}"),
+        ),
     };
     Ok(Json(response))
 }
@@ -177,6 +175,14 @@ fn finished(outcome: &RunOutcome) -> Value {
     })
 }
 
+/// The sandbox failed (not the program): counted, logged for the operator (the client sees
+/// only `SandboxError`, which verl scores -1) and answered.
+fn failed(state: &AppState, language: &str, message: String) -> Value {
+    state.metrics.sandbox_errors.inc();
+    tracing::warn!("/run_code ({language}): the sandbox failed: {message}");
+    sandbox_error(message)
+}
+
 fn sandbox_error(message: String) -> Value {
     json!({
         "status": "SandboxError",
@@ -239,14 +245,12 @@ async fn run_other_language(
     .await;
     let response = match outcome {
         Ok(Ok(once)) => finished_once(&once),
-        Ok(Err(error)) => {
-            state.metrics.sandbox_errors.inc();
-            sandbox_error(error.to_string())
-        }
-        Err(error) => {
-            state.metrics.sandbox_errors.inc();
-            sandbox_error(format!("the run did not complete: {error}"))
-        }
+        Ok(Err(error)) => failed(&state, &request.language, error.to_string()),
+        Err(error) => failed(
+            &state,
+            &request.language,
+            format!("the run did not complete: {error}"),
+        ),
     };
     Ok(Json(response))
 }

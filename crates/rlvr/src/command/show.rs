@@ -80,7 +80,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         Err(source) => {
             eprintln!(
                 "rlvr: bad line: {}",
-                bad_line(LineError::InvalidRecord { source })
+                bad_line(LineError::InvalidRecord { error: source })
             );
             return Ok(Status::ProblemsFound);
         }

@@ -33,7 +33,7 @@ pub(crate) struct Args {
 fn row_figures(line: Line<'_>) -> Result<RowFigures, LineError> {
     let value = line.parse()?;
     let record =
-        RecordRef::from_value(&value).map_err(|source| LineError::InvalidRecord { source })?;
+        RecordRef::from_value(&value).map_err(|error| LineError::InvalidRecord { error })?;
     Ok(RowFigures::from_record(&record))
 }
 
