@@ -45,14 +45,14 @@ pub(crate) fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
     Ok(rustix::process::pidfd_open(pid, PidfdFlags::empty())?)
 }
 
-/// Sends a signal through a pidfd (no pid-reuse race), as if by `kill(2)`. A number that
-/// names no signal fails with `EINVAL`, as the kernel answers it.
+/// Sends a signal through a pidfd (no pid-reuse race), as if by `kill(2)`. Only named signals
+/// (the sandbox sends SIGKILL): a real-time or invalid number fails with `EINVAL`.
 pub(crate) fn pidfd_send_signal(pidfd: BorrowedFd<'_>, signal: c_int) -> io::Result<()> {
     let signal = Signal::from_named_raw(signal).ok_or_else(invalid_argument)?;
     Ok(rustix::process::pidfd_send_signal(pidfd, signal)?)
 }
 
-/// `EINVAL`, for arguments the kernel would refuse before rustix's types can carry them.
+/// `EINVAL`, for arguments rustix's `Pid` and `Signal` cannot carry.
 fn invalid_argument() -> io::Error {
     io::Error::from_raw_os_error(libc::EINVAL)
 }
