@@ -43,20 +43,29 @@ class LocalServer:
         extra_arguments: Sequence[str] = (),
         parent_death_signal: bool = False,
         startup_timeout: float = 120.0,
+        log_path: Optional[str] = None,
     ) -> None:
+        """`log_path`: append the server's log (its stderr) to this file instead of this
+        process's stderr."""
         arguments = [find_binary(binary), "serve", "--addr", address]
         if workers:
             arguments += ["--workers", str(workers)]
         if token_file:
             arguments += ["--token-file", token_file]
         arguments += list(extra_arguments)
-        self.process = subprocess.Popen(
-            arguments,
-            stdout=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            preexec_fn=_parent_death_signal if parent_death_signal else None,
-        )
+        log = open(log_path, "ab") if log_path else None
+        try:
+            self.process = subprocess.Popen(
+                arguments,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                preexec_fn=_parent_death_signal if parent_death_signal else None,
+            )
+        finally:
+            if log is not None:
+                log.close()
         self.url = self._read_url(startup_timeout)
         self._finalizer = weakref.finalize(self, _stop_process, self.process)
         atexit.register(self._finalizer)

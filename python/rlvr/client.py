@@ -54,7 +54,8 @@ class Client:
 
     `url`: None starts a local `rlvr serve --addr 127.0.0.1:0` (stopped on `close()`, on exit
     from a `with` block, or at interpreter exit); a string is one server (a comma-separated
-    string is several); a list is several servers to shard over.
+    string is several); a list is several servers to shard over. `server_log`: a file the local
+    server's log is appended to (default: this process's stderr).
     """
 
     def __init__(
@@ -69,10 +70,11 @@ class Client:
         workers: Optional[int] = None,
         binary: Optional[str] = None,
         server_arguments: Sequence[str] = (),
+        server_log: Optional[str] = None,
     ) -> None:
         self.server: Optional[LocalServer] = None
         if url is None:
-            self.server = LocalServer(binary=binary, workers=workers, extra_arguments=server_arguments)
+            self.server = LocalServer(binary=binary, workers=workers, extra_arguments=server_arguments, log_path=server_log)
             urls = [self.server.url]
         elif isinstance(url, str):
             urls = [part.strip() for part in url.split(",") if part.strip()]

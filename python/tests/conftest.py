@@ -21,10 +21,26 @@ def pytest_configure(config):
         raise pytest.UsageError("set RLVR_BIN to the built rlvr binary (cargo nextest does)")
 
 
+SERVER_LOG = {"path": None}
+"""The session server's log file, shown with every failing test's report."""
+
+
 @pytest.fixture(scope="session")
-def client():
-    with rlvr.Client(None, workers=2) as client:
+def client(tmp_path_factory):
+    SERVER_LOG["path"] = tmp_path_factory.mktemp("serve") / "serve.log"
+    with rlvr.Client(None, workers=2, server_log=str(SERVER_LOG["path"])) as client:
         yield client
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing test's report ends with the session server's log (its warnings say why a
+    sandbox failed, for one)."""
+    outcome = yield
+    report = outcome.get_result()
+    path = SERVER_LOG["path"]
+    if report.failed and path is not None and path.exists():
+        report.sections.append(("rlvr serve log (last 4000 characters)", path.read_text(errors="replace")[-4000:]))
 
 
 @pytest.fixture(scope="session")

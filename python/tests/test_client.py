@@ -22,6 +22,17 @@ def test_local_server_starts_on_a_free_port_and_stops_on_close():
     assert process.poll() == 0, "SIGTERM ends the server cleanly"
 
 
+
+def test_a_local_servers_log_goes_to_the_file_asked_for(tmp_path):
+    log = tmp_path / "serve.log"
+    log.write_text("an earlier line\n")
+    with rlvr.Client(None, workers=1, server_log=str(log)) as client:
+        assert client.verify([{"response": RIGHT, "ground_truth": DOUBLING}])[0]["score"] == 1.0
+    text = log.read_text()
+    assert text.startswith("an earlier line\n"), "appended, not truncated"
+    assert "rlvr serve: listening on " + client.urls[0] in text
+    assert "stopped after finishing every request in flight" in text
+
 def test_sync_batch_keeps_job_order_and_ids(client):
     jobs = [{"id": f"job-{index}", "response": RIGHT if index % 2 == 0 else WRONG, "ground_truth": DOUBLING} for index in range(10)]
     results = client.verify(jobs, details=True)
