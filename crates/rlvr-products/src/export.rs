@@ -419,7 +419,15 @@ fn note_export_bad_line(
 fn existing_shards(data_dir: &Path, split: &str) -> Result<Vec<PathBuf>, ProductsError> {
     let entries = match fs_err::read_dir(data_dir) {
         Ok(entries) => entries,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        // Not a directory: the output directory is a file, which creating it reports by name.
+        Err(error)
+            if matches!(
+                error.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(Vec::new());
+        }
         Err(source) => return Err(ProductsError::io(data_dir, source)),
     };
     let mut shards: Vec<PathBuf> = entries

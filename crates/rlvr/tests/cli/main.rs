@@ -27,6 +27,7 @@ mod serve;
 mod serve_abuse;
 mod serve_python;
 mod serve_robustness;
+mod snapshots;
 mod synth;
 mod verify;
 mod verify_every_mode;

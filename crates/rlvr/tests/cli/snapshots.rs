@@ -1,0 +1,123 @@
+//! What a user reads, pinned whole with insta snapshots (`snapshots/`): the validation report
+//! and the summary table of a faulty file, and the answer to each common mistake. A change to
+//! any of them shows as a diff to review (`cargo insta review`), not as a silent drift.
+
+use std::path::Path;
+
+use crate::support::rlvr_in;
+
+/// `rlvr ARGUMENTS` in `directory`, as a user sees it: the command, its exit status, stdout and
+/// stderr.
+fn transcript(arguments: &[&str], directory: &Path) -> String {
+    let output = rlvr_in(arguments, directory);
+    let mut text = format!(
+        "$ rlvr {}\nexit {}\n",
+        arguments.join(" "),
+        output
+            .status
+            .code()
+            .map_or("by a signal".to_owned(), |code| code.to_string())
+    );
+    for (name, bytes) in [("stdout", &output.stdout), ("stderr", &output.stderr)] {
+        if !bytes.is_empty() {
+            text.push_str(&format!("--- {name}\n{}", String::from_utf8_lossy(bytes)));
+        }
+    }
+    text
+}
+
+/// A seeded synthetic file with every kind of fault `validate` knows, as `data.jsonl`.
+fn faulty_file() -> tempfile::TempDir {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let synth = rlvr_in(
+        &[
+            "synth",
+            "--rows",
+            "40",
+            "--seed",
+            "7",
+            "--avg-record-bytes",
+            "2000",
+            "--inject-faults",
+            "data.jsonl",
+        ],
+        directory.path(),
+    );
+    assert!(synth.status.success(), "{synth:?}");
+    directory
+}
+
+#[test]
+fn validate_reports_each_fault_with_its_row_line_and_offset() {
+    let directory = faulty_file();
+    insta::assert_snapshot!(transcript(&["validate", "data.jsonl"], directory.path()));
+}
+
+#[test]
+fn stats_prints_the_cards_table_and_names_the_lines_left_out() {
+    let directory = faulty_file();
+    insta::assert_snapshot!(transcript(&["stats", "data.jsonl"], directory.path()));
+}
+
+#[test]
+fn common_mistakes_get_an_answer_naming_what_is_wrong() {
+    let directory = faulty_file();
+    std::fs::create_dir(directory.path().join("folder")).expect("a directory");
+    std::fs::write(directory.path().join("empty.jsonl"), "").expect("an empty file");
+    let mistakes: [&[&str]; 10] = [
+        &["validate", "missing.jsonl"],
+        &["validate", "folder"],
+        &["stats", "empty.jsonl"],
+        &["dedup", "data.jsonl", "data.jsonl"],
+        &["export", "parquet", "data.jsonl", "data.jsonl"],
+        &["split", "data.jsonl", "--out-dir", "data.jsonl"],
+        &["show", "data.jsonl", "999"],
+        &[
+            "convert",
+            "--from",
+            "upstream",
+            "--to",
+            "release",
+            "folder",
+            "out.jsonl",
+        ],
+        &["verify", "--workers", "0", "data.jsonl"],
+        &[
+            "synth",
+            "--rows",
+            "5",
+            "--avg-record-bytes",
+            "0",
+            "out.jsonl",
+        ],
+    ];
+    let transcripts: Vec<String> = mistakes
+        .iter()
+        .map(|arguments| transcript(arguments, directory.path()))
+        .collect();
+    insta::assert_snapshot!(transcripts.join("\n"));
+    // Nothing was lost or left behind: the input is whole and no output appeared.
+    let listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(directory.path())
+            .expect("the directory lists")
+            .map(|entry| {
+                entry
+                    .expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        listing(),
+        [
+            "data.jsonl",
+            "data.jsonl.faults.json",
+            "empty.jsonl",
+            "folder"
+        ]
+    );
+}
