@@ -49,6 +49,20 @@ pub(crate) fn raw_error_response(
     response
 }
 
+/// Test helper: `response` is whole HTTP with a JSON body whose length its head declares.
+#[cfg(test)]
+pub(crate) fn assert_well_formed(response: &[u8]) {
+    let text = std::str::from_utf8(response).expect("ascii");
+    let (head, body) = text.split_once("\r\n\r\n").expect("head and body");
+    let length: usize = head
+        .lines()
+        .find_map(|line| line.strip_prefix("Content-Length: "))
+        .and_then(|value| value.parse().ok())
+        .expect("a length");
+    assert_eq!(body.len(), length);
+    assert!(serde_json::from_str::<serde_json::Value>(body).is_ok());
+}
+
 /// A refused request.
 #[derive(Debug, Clone)]
 pub(crate) struct ApiError {

@@ -109,14 +109,6 @@ mod tests {
 
     #[test]
     fn the_408_response_declares_its_body_length() {
-        let text = std::str::from_utf8(&REQUEST_TIMEOUT_RESPONSE).expect("ascii");
-        let (head, body) = text.split_once("\r\n\r\n").expect("head and body");
-        let length: usize = head
-            .lines()
-            .find_map(|line| line.strip_prefix("Content-Length: "))
-            .and_then(|value| value.parse().ok())
-            .expect("a length");
-        assert_eq!(body.len(), length);
-        assert!(serde_json::from_str::<serde_json::Value>(body).is_ok());
+        crate::error::assert_well_formed(&REQUEST_TIMEOUT_RESPONSE);
     }
 }

@@ -148,13 +148,21 @@ fn build_request(request: &RunCodeRequest) -> Result<RunRequest, ApiError> {
     Ok(run)
 }
 
+/// A finished run, as SandboxFusion reports it.
+struct FinishedRun<'a> {
+    verdict: RunVerdict,
+    /// The exit status, or the killing signal as its negated number (subprocess convention).
+    return_code: Option<i64>,
+    seconds: f64,
+    stdout: &'a [u8],
+    stderr: &'a [u8],
+}
+
 /// SandboxFusion's rule: a timeout or a non-zero return code is `Failed`, else `Success`.
-fn finished(outcome: &RunOutcome) -> Value {
-    let timed_out = outcome.verdict == RunVerdict::Timeout;
-    // subprocess convention: a signal shows as its negated number.
-    let return_code = outcome.exit_code.or(outcome.signal.map(|signal| -signal));
-    let succeeded = !timed_out && outcome.verdict == RunVerdict::Ok && return_code == Some(0);
-    let message = match outcome.verdict {
+fn run_response(run: &FinishedRun<'_>, compile_result: Value) -> Value {
+    let timed_out = run.verdict == RunVerdict::Timeout;
+    let succeeded = !timed_out && run.verdict == RunVerdict::Ok && run.return_code == Some(0);
+    let message = match run.verdict {
         RunVerdict::MemoryLimit => "memory limit exceeded",
         RunVerdict::OutputLimit => "output limit exceeded",
         _ => "",
@@ -162,17 +170,29 @@ fn finished(outcome: &RunOutcome) -> Value {
     json!({
         "status": if succeeded { "Success" } else { "Failed" },
         "message": message,
-        "compile_result": null,
+        "compile_result": compile_result,
         "run_result": {
             "status": if timed_out { "TimeLimitExceeded" } else { "Finished" },
-            "execution_time": outcome.wall.as_secs_f64(),
-            "return_code": if timed_out { Value::Null } else { json!(return_code) },
-            "stdout": String::from_utf8_lossy(&outcome.stdout),
-            "stderr": String::from_utf8_lossy(&outcome.stderr),
+            "execution_time": run.seconds,
+            "return_code": if timed_out { Value::Null } else { json!(run.return_code) },
+            "stdout": String::from_utf8_lossy(run.stdout),
+            "stderr": String::from_utf8_lossy(run.stderr),
         },
         "executor_pod_name": null,
         "files": {},
     })
+}
+
+fn finished(outcome: &RunOutcome) -> Value {
+    let return_code = outcome.exit_code.or(outcome.signal.map(|signal| -signal));
+    let run = FinishedRun {
+        verdict: outcome.verdict,
+        return_code: return_code.map(i64::from),
+        seconds: outcome.wall.as_secs_f64(),
+        stdout: &outcome.stdout,
+        stderr: &outcome.stderr,
+    };
+    run_response(&run, Value::Null)
 }
 
 /// The sandbox failed (not the program): counted, logged for the operator (the client sees
@@ -283,7 +303,8 @@ fn finished_once(once: &Once) -> Value {
     let compile = once.compile.as_deref();
     let compiled = compile.is_none_or(CompileReport::succeeded);
     let compile_json = compile.map_or(Value::Null, compile_result);
-    let Some(run) = &once.run else {
+    // A program that did not compile has no run (`run_once` stops there).
+    let Some(run) = once.run.as_ref().filter(|_| compiled) else {
         return json!({
             "status": "Failed",
             "message": "",
@@ -294,32 +315,18 @@ fn finished_once(once: &Once) -> Value {
         });
     };
     let report = &run.report;
-    let timed_out = run.verdict == RunVerdict::Timeout;
     let signaled = report.ending != ending::EXITED;
-    // subprocess convention: a signal shows as its negated number.
     let return_code = if signaled {
         -report.signal.max(1)
     } else {
         report.exit_code
     };
-    let succeeded = compiled && !timed_out && run.verdict == RunVerdict::Ok && return_code == 0;
-    let message = match run.verdict {
-        RunVerdict::MemoryLimit => "memory limit exceeded",
-        RunVerdict::OutputLimit => "output limit exceeded",
-        _ => "",
+    let finished = FinishedRun {
+        verdict: run.verdict,
+        return_code: Some(return_code),
+        seconds: report.wall_us as f64 / 1e6,
+        stdout: &report.stdout,
+        stderr: &report.stderr,
     };
-    json!({
-        "status": if succeeded { "Success" } else { "Failed" },
-        "message": message,
-        "compile_result": compile_json,
-        "run_result": {
-            "status": if timed_out { "TimeLimitExceeded" } else { "Finished" },
-            "execution_time": report.wall_us as f64 / 1e6,
-            "return_code": if timed_out { Value::Null } else { json!(return_code) },
-            "stdout": String::from_utf8_lossy(&report.stdout),
-            "stderr": String::from_utf8_lossy(&report.stderr),
-        },
-        "executor_pod_name": null,
-        "files": {},
-    })
+    run_response(&finished, compile_json)
 }
