@@ -7,7 +7,9 @@
 //! [`rlvr_verify::parse_python_json`]), and a key whose value is `null` is the same as an absent key
 //! (`{"ground_truth": null, "index": 3}` is a dataset job), as in every entry point.
 
-use rlvr_verify::{Language, LanguageRequest, TestSuite, TestSuiteError, parse_python_json};
+use rlvr_verify::{
+    Language, LanguageRequest, TestSuite, TestSuiteError, json_kind, parse_python_json,
+};
 use serde_json::Value;
 
 /// Where a job's tests come from.
@@ -73,7 +75,7 @@ pub fn parse_job_value(value: Value) -> Result<JobLine, JobLineError> {
         Some(other) => {
             return Err(fail(format!(
                 "`response` must be a string, found {}",
-                kind(&other)
+                json_kind(&other)
             )));
         }
         None => return Err(fail("missing `response`".into())),
@@ -124,7 +126,7 @@ fn language_request(
                 "`{key}` names no language rlvr runs ({text:?}); known: python, cpp, cpp20, c, java, javascript, go, rust"
             )
         }),
-        other => Err(format!("`{key}` must be a string, found {}", kind(other))),
+        other => Err(format!("`{key}` must be a string, found {}", json_kind(other))),
     }
     };
     let requested = match object.remove("language") {
@@ -146,7 +148,7 @@ fn language_request(
         Some(other) => {
             return Err(format!(
                 "`languages` must be a list of language names, found {}",
-                kind(&other)
+                json_kind(&other)
             ));
         }
         None => None,
@@ -165,22 +167,11 @@ fn language_request(
 /// A value as error messages show it: scalars with their value, containers by kind.
 fn describe(value: &Value) -> String {
     match value {
-        Value::Array(_) | Value::Object(_) => kind(value).to_owned(),
+        Value::Array(_) | Value::Object(_) => json_kind(value).to_owned(),
         Value::String(text) => {
             format!("a string ({:?})", text.chars().take(24).collect::<String>())
         }
         other => other.to_string(),
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
     }
 }
 

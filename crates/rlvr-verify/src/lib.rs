@@ -58,6 +58,7 @@ pub use selection::{TestSelection, sample_indices};
 pub use tampering::{TamperCounts, TamperKind, Tampering};
 pub use test_suite::{
     FunctionalTests, InputOutputTest, MAX_TESTS, TestSuite, TestSuiteError, TestValue, Tests,
+    json_kind,
 };
 pub use value_join::ValueJoin;
 pub use verdict::{

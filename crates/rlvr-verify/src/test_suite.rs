@@ -124,6 +124,19 @@ pub enum TestSuiteError {
 
 /// A value as error messages show it: the type, and for scalars the value itself (so a NaN
 /// that arrived as the string `"NaN"` is visible), cut to a readable length.
+/// What kind of JSON value `value` is, for messages: "null", "a boolean", "a number",
+/// "a string", "a list" or "an object".
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
 pub(crate) fn describe(value: &Value) -> String {
     match value {
         Value::Null => "null".to_owned(),

@@ -10,6 +10,7 @@
 //! refusal is a 422 that says what `tests` held and what was expected.
 
 use axum::http::StatusCode;
+use rlvr_verify::json_kind;
 use serde_json::Value;
 
 use crate::error::ApiError;
@@ -61,7 +62,7 @@ fn decode(tests: &Value, stdio: bool, depth: usize) -> Result<DecodedTests, ApiE
             }
             Ok(other) => Err(unprocessable(format!(
                 "tests is JSON text holding {}; {EXPECTED}",
-                kind(&other)
+                json_kind(&other)
             ))),
             Err(_) if looks_like_base64(text) => Err(unprocessable(
                 "tests is base64 text: open-instruct's pickled and zlib-compressed form, which \
@@ -74,7 +75,7 @@ fn decode(tests: &Value, stdio: bool, depth: usize) -> Result<DecodedTests, ApiE
         },
         other => Err(unprocessable(format!(
             "tests is {}; {EXPECTED}",
-            kind(other)
+            json_kind(other)
         ))),
     }
 }
@@ -104,7 +105,7 @@ fn list(items: &[Value]) -> Result<DecodedTests, ApiError> {
                 return Err(unprocessable(format!(
                     "tests[{index}] is {}; every item of a stdio list is an object with \
                      \"input\" and \"output\"",
-                    kind(item)
+                    json_kind(item)
                 )));
             };
             inputs.push(pair["input"].clone());
@@ -119,7 +120,7 @@ fn list(items: &[Value]) -> Result<DecodedTests, ApiError> {
             other => {
                 return Err(unprocessable(format!(
                     "tests[{index}] is {}; every item of an assert list is a string of Python",
-                    kind(other)
+                    json_kind(other)
                 )));
             }
         }
@@ -134,7 +135,7 @@ fn label(object: &serde_json::Map<String, Value>) -> Result<DecodedTests, ApiErr
         let Value::Array(items) = value else {
             return Err(unprocessable(format!(
                 "tests.{key} is {}; expected a list of assert strings",
-                kind(value)
+                json_kind(value)
             )));
         };
         items
@@ -144,7 +145,7 @@ fn label(object: &serde_json::Map<String, Value>) -> Result<DecodedTests, ApiErr
                 Value::String(statement) => Ok(statement.clone()),
                 other => Err(unprocessable(format!(
                     "tests.{key}[{index}] is {}; expected an assert string",
-                    kind(other)
+                    json_kind(other)
                 ))),
             })
             .collect()
@@ -171,8 +172,8 @@ fn label(object: &serde_json::Map<String, Value>) -> Result<DecodedTests, ApiErr
         }
         (Some(inputs), Some(outputs)) => Err(unprocessable(format!(
             "tests.inputs is {} and tests.outputs {}; both must be lists",
-            kind(inputs),
-            kind(outputs)
+            json_kind(inputs),
+            json_kind(outputs)
         ))),
         (Some(_), None) | (None, Some(_)) => Err(unprocessable(
             "tests has only one of \"inputs\" and \"outputs\"; a stdio label needs both",
@@ -194,17 +195,6 @@ fn looks_like_base64(text: &str) -> bool {
         && text
             .bytes()
             .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'='))
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn unprocessable(reason: impl Into<String>) -> ApiError {
