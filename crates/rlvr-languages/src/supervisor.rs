@@ -18,6 +18,8 @@ use crate::exec_protocol::{Decoder, Encoder, ProgramSpec, RunReport, RunSpec, op
 /// How long past a test's own wall-clock limit the supervisor may take to answer (forking,
 /// reading the output, emptying the work directory).
 const ANSWER_GRACE: Duration = Duration::from_secs(10);
+/// Tries at starting a supervisor whose sandbox set-up failed in the child.
+const START_ATTEMPTS: u32 = 3;
 /// How long a load may take (copying the image into a sealed memory file).
 const LOAD_DEADLINE: Duration = Duration::from_secs(30);
 
@@ -77,6 +79,24 @@ impl Supervisor {
     /// Starts a supervisor in `sandbox` whose sandbox has `limits` (memory and processes of the
     /// supervisor and every test together; `wall` is ignored: the caller's deadlines apply).
     pub fn start(sandbox: &Sandbox, limits: ResourceLimits) -> Result<Self, SupervisorError> {
+        // A step of the sandbox's set-up failing in the child (before anything of the request
+        // runs) has been seen to be transient under load (`mount /proc`: EINVAL, once in a CI
+        // run): the start is tried again, a bounded number of times.
+        let mut attempt = 1;
+        loop {
+            match Self::start_once(sandbox, limits) {
+                Err(SupervisorError::Start(
+                    error @ rlvr_sandbox::SandboxError::ChildStep { .. },
+                )) if attempt < START_ATTEMPTS => {
+                    tracing::warn!("starting the exec supervisor (attempt {attempt}): {error}");
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn start_once(sandbox: &Sandbox, limits: ResourceLimits) -> Result<Self, SupervisorError> {
         let image = sealed_image(crate::SUPERVISOR_IMAGE)?;
         let mut request = SpawnRequest::new(Program::Command {
             argv: vec!["/proc/self/fd/3".to_owned()],
