@@ -29,7 +29,11 @@ fn reap_everything(nested: bool) {
 }
 
 /// Runs one test of a program that is not warm, in a fresh isolated child.
-pub(crate) fn run_test(isolation: &Isolation, program: &Program, spec: &RunSpec) -> io::Result<RunReport> {
+pub(crate) fn run_test(
+    isolation: &Isolation,
+    program: &Program,
+    spec: &RunSpec,
+) -> io::Result<RunReport> {
     let stdin = File::from(memory_file(c"stdin", &spec.stdin, false)?);
     let mut stdout = File::from(memory_file(c"stdout", b"", false)?);
     let mut stderr = File::from(memory_file(c"stderr", b"", false)?);
@@ -74,8 +78,8 @@ pub(crate) fn run_test(isolation: &Isolation, program: &Program, spec: &RunSpec)
         // The child is init of its PID namespace: killing it kills everything it started.
         sys::send_signal(child, sys::SIGKILL);
     }
-    let (_, status, usage) = sys::wait_for(child, 0)?
-        .ok_or_else(|| io::Error::other("the test child vanished"))?;
+    let (_, status, usage) =
+        sys::wait_for(child, 0)?.ok_or_else(|| io::Error::other("the test child vanished"))?;
     let wall = started.elapsed();
     reap_everything(nested);
     let mut report = RunReport {

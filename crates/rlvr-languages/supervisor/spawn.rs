@@ -8,10 +8,10 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
+use crate::HIGH_DESCRIPTOR;
 use crate::exec_protocol::{ProgramSpec, RunSpec};
 use crate::sys;
 use crate::work_directory::work_directory_mode;
-use crate::HIGH_DESCRIPTOR;
 
 /// What the supervisor may do for each test, found once at start-up.
 pub(crate) struct Isolation {
@@ -49,7 +49,11 @@ pub(crate) fn probe_isolation() -> Isolation {
     let capabilities = effective_capabilities() != 0;
     let mut isolation = Isolation {
         capabilities,
-        program_id: if capabilities && second_id_mapped() { 1 } else { 0 },
+        program_id: if capabilities && second_id_mapped() {
+            1
+        } else {
+            0
+        },
         pid_namespace: None,
         work_mode: work_directory_mode(),
     };
@@ -79,7 +83,11 @@ pub(crate) fn owned(fd: RawFd) -> io::Result<OwnedFd> {
     high(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-pub(crate) fn memory_file(name: &std::ffi::CStr, contents: &[u8], sealed: bool) -> io::Result<OwnedFd> {
+pub(crate) fn memory_file(
+    name: &std::ffi::CStr,
+    contents: &[u8],
+    sealed: bool,
+) -> io::Result<OwnedFd> {
     let fd = owned(sys::memory_file(name, sealed)?)?;
     let mut file = File::from(fd);
     std::io::Write::write_all(&mut file, contents)?;
@@ -188,7 +196,11 @@ fn become_program(
             child::fail(report, 4);
         }
     }
-    let files = program.files.iter().map(AsRawFd::as_raw_fd).chain(extra.iter().copied());
+    let files = program
+        .files
+        .iter()
+        .map(AsRawFd::as_raw_fd)
+        .chain(extra.iter().copied());
     let mut next = 3;
     for source in files {
         if !child::move_descriptor(source, next) {
@@ -240,7 +252,6 @@ pub(crate) fn read_memory_file(file: &mut File, cap: u64) -> io::Result<(Vec<u8>
     file.take(cap).read_to_end(&mut data)?;
     Ok((data, size >= cap))
 }
-
 
 /// A test child forked and isolated (it execs the program): its pid, when it started, and the
 /// pipe on which a failure before the exec is reported (end of file once it exec'd).

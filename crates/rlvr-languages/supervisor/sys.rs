@@ -84,8 +84,7 @@ struct CapabilityData {
 
 unsafe extern "C" {
     fn syscall(number: i64, ...) -> i64;
-    fn prctl(option: i32, argument2: u64, argument3: u64, argument4: u64, argument5: u64)
-    -> i32;
+    fn prctl(option: i32, argument2: u64, argument3: u64, argument4: u64, argument5: u64) -> i32;
     fn unshare(flags: i32) -> i32;
     fn setns(fd: i32, kind: i32) -> i32;
     fn setsid() -> i32;
@@ -94,8 +93,11 @@ unsafe extern "C" {
     fn setresgid(real: u32, effective: u32, saved: u32) -> i32;
     fn setrlimit(resource: i32, limit: *const Rlimit) -> i32;
     fn fork() -> i32;
-    fn execve(path: *const c_char, arguments: *const *const c_char, environment: *const *const c_char)
-    -> i32;
+    fn execve(
+        path: *const c_char,
+        arguments: *const *const c_char,
+        environment: *const *const c_char,
+    ) -> i32;
     fn dup2(old: i32, new: i32) -> i32;
     fn fcntl(fd: i32, command: i32, ...) -> i32;
     fn pipe2(fds: *mut i32, flags: i32) -> i32;
@@ -129,8 +131,10 @@ fn check(result: i64) -> io::Result<i64> {
 
 pub fn set_dumpable(dumpable: bool) -> io::Result<()> {
     // SAFETY: prctl(PR_SET_DUMPABLE) takes integer arguments only.
-    check(i64::from(unsafe { prctl(PR_SET_DUMPABLE, u64::from(dumpable), 0, 0, 0) }))
-        .map(drop)
+    check(i64::from(unsafe {
+        prctl(PR_SET_DUMPABLE, u64::from(dumpable), 0, 0, 0)
+    }))
+    .map(drop)
 }
 
 pub fn unshare_pid_namespace() -> io::Result<()> {
@@ -262,7 +266,10 @@ pub fn list_extended_attributes(path: &std::ffi::CStr) -> io::Result<Vec<u8>> {
 
 pub fn remove_extended_attribute(path: &std::ffi::CStr, name: &std::ffi::CStr) -> io::Result<()> {
     // SAFETY: two NUL-terminated strings.
-    check(i64::from(unsafe { removexattr(path.as_ptr(), name.as_ptr()) })).map(drop)
+    check(i64::from(unsafe {
+        removexattr(path.as_ptr(), name.as_ptr())
+    }))
+    .map(drop)
 }
 
 /// The calls the test child makes between fork and exec. Everything they touch was built
@@ -311,7 +318,13 @@ pub mod child {
         };
         let data = [CapabilityData::default(); 2];
         // SAFETY: a v3 header and two data structs, as capset(2) requires.
-        unsafe { syscall(SYS_CAPSET, &header as *const CapabilityHeader, data.as_ptr()) == 0 }
+        unsafe {
+            syscall(
+                SYS_CAPSET,
+                &header as *const CapabilityHeader,
+                data.as_ptr(),
+            ) == 0
+        }
     }
 
     pub fn move_descriptor(old: RawFd, new: RawFd) -> bool {
@@ -370,7 +383,11 @@ pub mod child {
         }
     }
 
-    pub fn execute_path(path: *const c_char, arguments: &[*const c_char], environment: &[*const c_char]) {
+    pub fn execute_path(
+        path: *const c_char,
+        arguments: &[*const c_char],
+        environment: &[*const c_char],
+    ) {
         // SAFETY: as above.
         unsafe {
             execve(path, arguments.as_ptr(), environment.as_ptr());

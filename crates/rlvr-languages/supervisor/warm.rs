@@ -82,7 +82,11 @@ fn process_cpu_us(pid: i32) -> u64 {
     let fields: Vec<&str> = after.split_whitespace().collect();
     let ticks: u64 = [11, 12]
         .iter()
-        .filter_map(|&index| fields.get(index).and_then(|value| value.parse::<u64>().ok()))
+        .filter_map(|&index| {
+            fields
+                .get(index)
+                .and_then(|value| value.parse::<u64>().ok())
+        })
         .sum();
     // USER_HZ is 100 on Linux.
     ticks * 10_000
@@ -186,8 +190,8 @@ fn finish_warm(
     timed_out: bool,
     output_capped: bool,
 ) -> io::Result<RunReport> {
-    let (_, status, usage) = sys::wait_for(warm.pid, 0)?
-        .ok_or_else(|| io::Error::other("the warm program vanished"))?;
+    let (_, status, usage) =
+        sys::wait_for(warm.pid, 0)?.ok_or_else(|| io::Error::other("the warm program vanished"))?;
     let mut report = RunReport {
         wall_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
         max_resident_kib: usage.counters[0].max(0) as u64,
@@ -340,4 +344,3 @@ pub(crate) fn run_warm(
 
 /// Threads a warm JVM may add by itself between tests (its JIT compiler threads come and go).
 const LEFTOVER_THREADS: u64 = 8;
-

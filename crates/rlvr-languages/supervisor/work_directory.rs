@@ -59,5 +59,6 @@ pub(crate) fn empty_work_directory(mode: u32) -> io::Result<()> {
 /// The work directory's mode when the supervisor started (restored after each judge test).
 pub(crate) fn work_directory_mode() -> u32 {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(WORK_DIRECTORY).map_or(0o700, |metadata| metadata.permissions().mode() & 0o7777)
+    std::fs::metadata(WORK_DIRECTORY)
+        .map_or(0o700, |metadata| metadata.permissions().mode() & 0o7777)
 }
