@@ -1,4 +1,4 @@
-//! Builds the exec supervisor (`supervisor/main.rs`) with the same `rustc` cargo uses: std
+//! Builds the exec supervisor (`supervisor/main.rs` and its modules) with the same `rustc` cargo uses: std
 //! only, optimised, statically linked, so it runs inside the sandbox's minimal root whatever
 //! the host's libraries. The crate embeds the result (`include_bytes!`).
 
@@ -7,7 +7,8 @@ use std::process::Command;
 
 fn main() {
     let source = PathBuf::from("supervisor/main.rs");
-    println!("cargo::rerun-if-changed=supervisor/main.rs");
+    // The supervisor is main.rs and the modules next to it: any file there rebuilds it.
+    println!("cargo::rerun-if-changed=supervisor");
     println!("cargo::rerun-if-changed=src/exec_protocol.rs");
     let output = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
         .join("rlvr-exec-supervisor");

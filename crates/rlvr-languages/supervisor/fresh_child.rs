@@ -1,0 +1,127 @@
+//! One test in a child of its own: memory files for its streams, the wall clock and the
+//! output cap watched through a pidfd, the report, and everything it left reaped.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Instant;
+
+use crate::exec_protocol::{RunReport, RunSpec, ending};
+use crate::spawn::{
+    Isolation, Program, Spawned, memory_file, owned, read_memory_file, spawn_isolated,
+    startup_failure,
+};
+use crate::sys;
+use crate::work_directory::empty_work_directory;
+use crate::{OUTPUT_CHECK_MS, STDERR_CAP, WORK_DIRECTORY};
+
+/// Reaps every exited child; when tests share this PID namespace, kills what is left first.
+fn reap_everything(nested: bool) {
+    if !nested && sys::process_id() == 1 {
+        sys::send_signal(-1, sys::SIGKILL);
+    }
+    loop {
+        match sys::wait_for(-1, if nested { sys::WNOHANG } else { 0 }) {
+            Ok(Some(_)) => continue,
+            _ => return,
+        }
+    }
+}
+
+/// Runs one test of a program that is not warm, in a fresh isolated child.
+pub(crate) fn run_test(
+    isolation: &Isolation,
+    program: &Program,
+    spec: &RunSpec,
+) -> io::Result<RunReport> {
+    let stdin = File::from(memory_file(c"stdin", &spec.stdin, false)?);
+    let mut stdout = File::from(memory_file(c"stdout", b"", false)?);
+    let mut stderr = File::from(memory_file(c"stderr", b"", false)?);
+    let streams = [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
+    // The test's own files (a checker's input, output and answer) follow the load's.
+    let test_files = spec
+        .files
+        .iter()
+        .map(|contents| memory_file(c"file", contents, true))
+        .collect::<io::Result<Vec<_>>>()?;
+    let extra: Vec<RawFd> = test_files.iter().map(AsRawFd::as_raw_fd).collect();
+    let nested = isolation.pid_namespace.is_some();
+    let Spawned {
+        pid: child,
+        started,
+        failures,
+    } = spawn_isolated(isolation, program, streams, &extra, spec)?;
+    drop(test_files);
+    let pidfd = owned(sys::pidfd_open(child)?)?;
+    // Wait for the end, the wall clock, or the output cap: a program whose writes fail at the
+    // cap (RLIMIT_FSIZE) may go on looping, and the cap is its verdict, reached now (as the
+    // sandbox kills a Python program's tree the moment a stream passes its cap).
+    let deadline = started + std::time::Duration::from_millis(spec.wall_ms.max(1));
+    let mut timed_out = false;
+    let mut output_capped = false;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            timed_out = true;
+            break;
+        }
+        let slice = i32::try_from(left.as_millis().clamp(1, OUTPUT_CHECK_MS)).unwrap_or(1);
+        if sys::wait_readable(pidfd.as_raw_fd(), slice)? {
+            break;
+        }
+        if spec.output_bytes > 0 && stdout.metadata()?.len() >= spec.output_bytes {
+            output_capped = true;
+            break;
+        }
+    }
+    if timed_out || output_capped {
+        // The child is init of its PID namespace: killing it kills everything it started.
+        sys::send_signal(child, sys::SIGKILL);
+    }
+    let (_, status, usage) =
+        sys::wait_for(child, 0)?.ok_or_else(|| io::Error::other("the test child vanished"))?;
+    let wall = started.elapsed();
+    reap_everything(nested);
+    let mut report = RunReport {
+        wall_us: u64::try_from(wall.as_micros()).unwrap_or(u64::MAX),
+        cpu_us: ((usage.user.seconds + usage.system.seconds) * 1_000_000
+            + usage.user.microseconds
+            + usage.system.microseconds)
+            .max(0) as u64,
+        max_resident_kib: usage.counters[0].max(0) as u64,
+        ..RunReport::default()
+    };
+    let exited = status & 0x7f == 0;
+    let signal = status & 0x7f;
+    if let Some(message) = startup_failure(failures)? {
+        report.ending = ending::NOT_STARTED;
+        report.message = message;
+    } else if exited {
+        report.ending = ending::EXITED;
+        report.exit_code = i64::from((status >> 8) & 0xff);
+    } else {
+        report.ending = ending::SIGNALED;
+        report.signal = i64::from(signal);
+    }
+    // As init of its PID namespace the child does not die of the kernel's SIGXCPU: CPU time
+    // at the limit ends it with the hard limit's SIGKILL, a timeout as much as the wall clock.
+    let cpu_exceeded = spec.cpu_seconds > 0
+        && report.cpu_us >= spec.cpu_seconds * 1_000_000
+        && (signal == sys::SIGKILL || signal == sys::SIGXCPU);
+    if timed_out || (report.ending == ending::SIGNALED && cpu_exceeded && !output_capped) {
+        report.ending = ending::TIMED_OUT;
+    }
+    let cap = if spec.output_bytes > 0 {
+        spec.output_bytes
+    } else {
+        u64::MAX
+    };
+    (report.stdout, report.stdout_truncated) = read_memory_file(&mut stdout, cap)?;
+    report.stderr = read_memory_file(&mut stderr, STDERR_CAP)?.0;
+    if spec.empty_work_directory
+        && let Err(error) = empty_work_directory(isolation.work_mode)
+    {
+        report.message = format!("cannot empty {WORK_DIRECTORY}: {error}").into_bytes();
+    }
+    Ok(report)
+}

@@ -1,0 +1,346 @@
+//! A warm program's tests (the JVM's harness): one process serves test after test through its
+//! control and result pipes, and is replaced whenever anything of a test could outlive it.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::Instant;
+
+use crate::exec_protocol::{RunReport, RunSpec, ending};
+use crate::spawn::{
+    Isolation, Program, Spawned, memory_file, owned, read_memory_file, spawn_isolated,
+    startup_failure,
+};
+use crate::sys;
+use crate::work_directory::empty_work_directory;
+use crate::{OUTPUT_CHECK_MS, STDERR_CAP, WORK_DIRECTORY};
+
+/// A warm program's process (the JVM's harness) between tests, with its reused memory files
+/// and its pipes.
+pub(crate) struct Warm {
+    pid: i32,
+    pidfd: OwnedFd,
+    control: File,
+    results: File,
+    stdin: File,
+    stdout: File,
+    stderr: File,
+    /// Its thread count once ready: more after a test means something the test started is
+    /// still running (a thread the harness cannot see).
+    threads: u64,
+}
+
+impl Warm {
+    /// Kills the process and reaps it (a new program was loaded).
+    pub(crate) fn end(self) {
+        sys::send_signal(self.pid, sys::SIGKILL);
+        let _ = sys::wait_for(self.pid, 0);
+    }
+}
+
+/// How long a warm program may take to become ready (a JVM on a loaded machine).
+const WARM_START: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `read` done as the program uid: `/proc` is mounted `hidepid=2`, so the supervisor (uid 0,
+/// without `CAP_SYS_PTRACE`) does not see a program that runs as the second id. The effective
+/// ids only, for the time of one read of `/proc`: the real and saved ids stay 0, so no
+/// program can signal the supervisor meanwhile, and capabilities come back with uid 0.
+fn as_program<T>(isolation: &Isolation, read: impl FnOnce() -> T) -> T {
+    if isolation.program_id == 0 || !sys::set_effective_ids(isolation.program_id) {
+        return read();
+    }
+    let value = read();
+    if !sys::set_effective_ids(0) {
+        // Without its capabilities the supervisor cannot isolate another test: stop.
+        std::process::exit(3);
+    }
+    value
+}
+
+/// A field of `/proc/<pid>/status` (`Threads`, `VmHWM`), as a number.
+fn status_field(pid: i32, name: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            status.lines().find_map(|line| {
+                line.strip_prefix(name)
+                    .and_then(|rest| rest.strip_prefix(':'))
+                    .and_then(|value| value.split_whitespace().next())
+                    .and_then(|value| value.parse().ok())
+            })
+        })
+        .unwrap_or(0)
+}
+
+/// CPU time of a live process (user + system), in microseconds, from `/proc/<pid>/stat`.
+fn process_cpu_us(pid: i32) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0;
+    };
+    // Fields after the command name (which may hold spaces): state is field 3.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = [11, 12]
+        .iter()
+        .filter_map(|&index| {
+            fields
+                .get(index)
+                .and_then(|value| value.parse::<u64>().ok())
+        })
+        .sum();
+    // USER_HZ is 100 on Linux.
+    ticks * 10_000
+}
+
+/// Whether any process of the warm program's PID namespace besides itself exists (a child it
+/// started, even exited and not yet reaped).
+fn has_children(pid: i32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        std::fs::read_to_string(task.path().join("children"))
+            .is_ok_and(|children| !children.trim().is_empty())
+    })
+}
+
+/// Starts the warm program and waits for its `R`: `Ok(Err(report))` when it ended or failed
+/// before being ready (that report is the test's).
+fn start_warm(
+    isolation: &Isolation,
+    program: &Program,
+    spec: &RunSpec,
+) -> io::Result<Result<Warm, RunReport>> {
+    let stdin = File::from(memory_file(c"stdin", b"", false)?);
+    let stdout = File::from(memory_file(c"stdout", b"", false)?);
+    let stderr = File::from(memory_file(c"stderr", b"", false)?);
+    let (control_read, control_write) = sys::pipe()?;
+    let (control_read, control) = (owned(control_read)?, File::from(owned(control_write)?));
+    let (results_read, results_write) = sys::pipe()?;
+    let (results, results_write) = (File::from(owned(results_read)?), owned(results_write)?);
+    // The program opens its pipes by path (`/proc/self/fd/5`), which checks the pipe's own
+    // mode: let the program uid open them (only its processes can name them).
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for fd in [control_read.as_raw_fd(), results_write.as_raw_fd()] {
+            // SAFETY: a borrowed descriptor that stays open; the File is forgotten unclosed.
+            let file = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
+            file.set_permissions(std::fs::Permissions::from_mode(0o666))?;
+        }
+    }
+    // No CPU limit on the process: each test's time is its wall clock (docs/languages.md).
+    let limits = RunSpec {
+        cpu_seconds: 0,
+        ..spec.clone()
+    };
+    let Spawned {
+        pid,
+        started,
+        failures,
+    } = spawn_isolated(
+        isolation,
+        program,
+        [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()],
+        &[control_read.as_raw_fd(), results_write.as_raw_fd()],
+        &limits,
+    )?;
+    drop((control_read, results_write));
+    let pidfd = owned(sys::pidfd_open(pid)?)?;
+    let mut warm = Warm {
+        pid,
+        pidfd,
+        control,
+        results,
+        stdin,
+        stdout,
+        stderr,
+        threads: 0,
+    };
+    if let Some(message) = startup_failure(failures)? {
+        let _ = sys::wait_for(pid, 0);
+        return Ok(Err(RunReport {
+            ending: ending::NOT_STARTED,
+            message,
+            ..RunReport::default()
+        }));
+    }
+    let deadline = started + WARM_START;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let timeout = i32::try_from(left.as_millis().max(1)).unwrap_or(i32::MAX);
+        if sys::wait_readable(warm.results.as_raw_fd(), timeout)? {
+            let mut ready = [0u8; 1];
+            if warm.results.read(&mut ready)? == 1 && ready[0] == b'R' {
+                warm.threads = as_program(isolation, || status_field(pid, "Threads"));
+                return Ok(Ok(warm));
+            }
+        }
+        // It ended, or never became ready: what it printed is the test's failure.
+        sys::send_signal(pid, sys::SIGKILL);
+        let report = finish_warm(warm, started, spec, false, false)?;
+        return Ok(Err(report));
+    }
+}
+
+/// Reaps a warm program that ended (or is being killed) and reports it as the test's end.
+fn finish_warm(
+    mut warm: Warm,
+    started: Instant,
+    spec: &RunSpec,
+    timed_out: bool,
+    output_capped: bool,
+) -> io::Result<RunReport> {
+    let (_, status, usage) =
+        sys::wait_for(warm.pid, 0)?.ok_or_else(|| io::Error::other("the warm program vanished"))?;
+    let mut report = RunReport {
+        wall_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        max_resident_kib: usage.counters[0].max(0) as u64,
+        ..RunReport::default()
+    };
+    if timed_out {
+        report.ending = ending::TIMED_OUT;
+        report.signal = i64::from(sys::SIGKILL);
+    } else if status & 0x7f == 0 {
+        report.ending = ending::EXITED;
+        report.exit_code = i64::from((status >> 8) & 0xff);
+    } else {
+        report.ending = ending::SIGNALED;
+        report.signal = i64::from(status & 0x7f);
+    }
+    let cap = if spec.output_bytes > 0 {
+        spec.output_bytes
+    } else {
+        u64::MAX
+    };
+    (report.stdout, report.stdout_truncated) = read_memory_file(&mut warm.stdout, cap)?;
+    report.stdout_truncated |= output_capped;
+    report.stderr = read_memory_file(&mut warm.stderr, STDERR_CAP)?.0;
+    Ok(report)
+}
+
+/// One test of a warm program: refill its memory files, ask it to run, and wait for its
+/// answer, its end, the wall clock or the output cap. It is replaced (killed now, started
+/// again for the next test) when the test timed out, filled its output, ended the process
+/// (`System.exit`), or left a thread or a process running.
+pub(crate) fn run_warm(
+    isolation: &Isolation,
+    program: &Program,
+    spec: &RunSpec,
+    slot: &mut Option<Warm>,
+) -> io::Result<RunReport> {
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
+    // A process that ended between tests (a thread of its last test called `System.exit`
+    // after the answer) is reaped and replaced.
+    let kept = slot.take().and_then(|warm| {
+        if sys::wait_readable(warm.pidfd.as_raw_fd(), 0).unwrap_or(true) {
+            sys::send_signal(warm.pid, sys::SIGKILL);
+            let _ = sys::wait_for(warm.pid, 0);
+            None
+        } else {
+            Some(warm)
+        }
+    });
+    let mut warm = match kept {
+        Some(warm) => warm,
+        None => match start_warm(isolation, program, spec)? {
+            Ok(warm) => warm,
+            Err(report) => return Ok(report),
+        },
+    };
+    // The memory files are shared with the program (one open file each): resetting the
+    // offset here resets its offset.
+    warm.stdin.set_len(0)?;
+    warm.stdin.write_all_at(&spec.stdin, 0)?;
+    warm.stdin.seek(SeekFrom::Start(0))?;
+    for file in [&mut warm.stdout, &mut warm.stderr] {
+        file.set_len(0)?;
+        file.seek(SeekFrom::Start(0))?;
+    }
+    let cpu_before = as_program(isolation, || process_cpu_us(warm.pid));
+    let started = Instant::now();
+    if warm.control.write_all(b"r").is_err() {
+        // It ended just now: its end is this test's.
+        sys::send_signal(warm.pid, sys::SIGKILL);
+        return finish_warm(warm, started, spec, false, false);
+    }
+    let deadline = started + std::time::Duration::from_millis(spec.wall_ms.max(1));
+    let mut answer = None;
+    let mut timed_out = false;
+    let mut output_capped = false;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            timed_out = true;
+            break;
+        }
+        let slice = i32::try_from(left.as_millis().clamp(1, OUTPUT_CHECK_MS)).unwrap_or(1);
+        if sys::wait_readable(warm.results.as_raw_fd(), slice)? {
+            let mut reply = [0u8; 5];
+            match warm.results.read_exact(&mut reply) {
+                Ok(()) => answer = Some(reply),
+                // It ended mid-answer: its exit status is the test's.
+                Err(_) => {}
+            }
+            break;
+        }
+        if sys::wait_readable(warm.pidfd.as_raw_fd(), 0)? {
+            break;
+        }
+        if spec.output_bytes > 0 && warm.stdout.metadata()?.len() >= spec.output_bytes {
+            output_capped = true;
+            break;
+        }
+    }
+    let Some(reply) = answer else {
+        sys::send_signal(warm.pid, sys::SIGKILL);
+        return finish_warm(warm, started, spec, timed_out, output_capped);
+    };
+    let wall = started.elapsed();
+    let status = i32::from_le_bytes([reply[0], reply[1], reply[2], reply[3]]);
+    let (children, threads, cpu, resident) = as_program(isolation, || {
+        (
+            has_children(warm.pid),
+            status_field(warm.pid, "Threads"),
+            process_cpu_us(warm.pid),
+            status_field(warm.pid, "VmHWM"),
+        )
+    });
+    // What the harness says, and what the kernel says (a thread the harness cannot see, a
+    // process): either way the process is replaced. A `/proc` that cannot be read (0 threads)
+    // replaces it too.
+    let leftover =
+        reply[4] != 0 || children || threads == 0 || threads > warm.threads + LEFTOVER_THREADS;
+    let mut report = RunReport {
+        ending: ending::EXITED,
+        exit_code: i64::from(status & 0xff),
+        wall_us: u64::try_from(wall.as_micros()).unwrap_or(u64::MAX),
+        cpu_us: cpu.saturating_sub(cpu_before),
+        max_resident_kib: resident,
+        ..RunReport::default()
+    };
+    if leftover {
+        // Nothing of this test may run on into the next: a new process for it.
+        sys::send_signal(warm.pid, sys::SIGKILL);
+        let _ = sys::wait_for(warm.pid, 0);
+    }
+    let cap = if spec.output_bytes > 0 {
+        spec.output_bytes
+    } else {
+        u64::MAX
+    };
+    (report.stdout, report.stdout_truncated) = read_memory_file(&mut warm.stdout, cap)?;
+    report.stderr = read_memory_file(&mut warm.stderr, STDERR_CAP)?.0;
+    if !leftover {
+        *slot = Some(warm);
+    }
+    if spec.empty_work_directory
+        && let Err(error) = empty_work_directory(isolation.work_mode)
+    {
+        report.message = format!("cannot empty {WORK_DIRECTORY}: {error}").into_bytes();
+    }
+    Ok(report)
+}
+
+/// Threads a warm JVM may add by itself between tests (its JIT compiler threads come and go).
+const LEFTOVER_THREADS: u64 = 8;
