@@ -555,10 +555,7 @@ fn mount_proc(filesystem: &FilesystemPlan, last_pid: Option<&CStr>) -> Result<()
         )?;
         let opened = sys::open_raw(path, libc::O_WRONLY, 0);
         let detached = sys::unmount_detach(&filesystem.proc_target);
-        let fd = opened?;
-        let moved = sys::duplicate_to(fd, LAST_PID_DESCRIPTOR);
-        sys::close_raw(fd);
-        moved?;
+        sys::move_descriptor(opened?, LAST_PID_DESCRIPTOR)?;
         detached?;
     }
     sys::mount(

@@ -274,6 +274,18 @@ pub(crate) fn duplicate_to(source: RawFd, target: RawFd) -> Result<(), Errno> {
     .map(drop)
 }
 
+/// Moves `source` to `target`: `dup3` then `close(source)`, or nothing when the kernel already
+/// handed out `target` itself (`dup3(fd, fd)` is EINVAL: in a process with every lower
+/// descriptor open, the one a child opens can be exactly the one it must end up at).
+pub(crate) fn move_descriptor(source: RawFd, target: RawFd) -> Result<(), Errno> {
+    if source == target {
+        return Ok(());
+    }
+    let moved = duplicate_to(source, target);
+    close_raw(source);
+    moved
+}
+
 /// `close_range(first, last, 0)`.
 pub(crate) fn close_range(first: u32, last: u32) -> Result<(), Errno> {
     // SAFETY: `close_range` takes descriptor numbers, no memory; the child closes them before it
@@ -552,4 +564,37 @@ pub(crate) fn exit_child(code: c_int) -> ! {
 pub(crate) fn unshare_raw(flags: c_int) -> Result<(), Errno> {
     // SAFETY: `unshare` takes flags only.
     unsafe { call(libc::SYS_unshare, [flags as usize, 0, 0, 0, 0, 0]) }.map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs::File;
+    use std::os::fd::{IntoRawFd, RawFd};
+
+    use super::move_descriptor;
+
+    fn is_open(fd: RawFd) -> bool {
+        // SAFETY: `fcntl(F_GETFD)` only asks the kernel about a descriptor number; the borrow
+        // does not outlive the call and nothing is read or closed through it.
+        rustix::io::fcntl_getfd(unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }).is_ok()
+    }
+
+    #[test]
+    fn a_descriptor_already_at_its_target_stays_open() {
+        let fd = File::open("/dev/null").expect("open").into_raw_fd();
+        assert_eq!(move_descriptor(fd, fd), Ok(()));
+        assert!(is_open(fd));
+        super::close_raw(fd);
+    }
+
+    #[test]
+    fn a_moved_descriptor_is_open_at_its_target_only() {
+        let source = File::open("/dev/null").expect("open").into_raw_fd();
+        // An open target is replaced, as `dup3` does; it is closed below by number.
+        let target = File::open("/dev/null").expect("open").into_raw_fd();
+        assert_eq!(move_descriptor(source, target), Ok(()));
+        assert!(is_open(target));
+        assert!(!is_open(source));
+        super::close_raw(target);
+    }
 }
