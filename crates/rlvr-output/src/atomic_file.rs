@@ -32,11 +32,11 @@ impl AtomicFile {
     }
 
     pub(crate) fn create_with(target: &Path, kind: Kind) -> Result<Self, OutputError> {
-        let (file, temporary) = temporary::create(target, kind)?;
+        let destination = temporary::create(target, kind)?;
         Ok(Self {
-            target: target.to_path_buf(),
-            writer: Some(BufWriter::with_capacity(BUFFER_BYTES, file)),
-            temporary,
+            target: destination.target,
+            writer: Some(BufWriter::with_capacity(BUFFER_BYTES, destination.file)),
+            temporary: destination.temporary,
             written: 0,
         })
     }
@@ -50,6 +50,12 @@ impl AtomicFile {
     /// knows N). The new path must be in the same directory.
     pub fn set_path(&mut self, target: impl Into<PathBuf>) -> Result<(), OutputError> {
         let target = target.into();
+        if matches!(self.temporary, Temporary::InPlace) {
+            return Err(OutputError::UnusablePath {
+                path: self.target.clone(),
+                reason: "is a device or a pipe, written in place under its own name",
+            });
+        }
         if temporary::directory_of(&target) != temporary::directory_of(&self.target)
             || target.file_name().is_none()
         {
@@ -86,6 +92,9 @@ impl AtomicFile {
         writer
             .flush()
             .map_err(|source| OutputError::from_io(&self.target, source))?;
+        if matches!(self.temporary, Temporary::InPlace) {
+            return Ok(()); // a device or a pipe: nothing to make durable
+        }
         writer
             .get_ref()
             .sync_all()
@@ -99,6 +108,7 @@ impl AtomicFile {
         };
         let (file, _) = writer.into_parts();
         let named = match &self.temporary {
+            Temporary::InPlace => return Ok(()),
             Temporary::Named(path) => path.clone(),
             Temporary::Unnamed => {
                 let name = temporary::hidden_name(&self.target)?;
@@ -209,6 +219,7 @@ pub fn commit_all_replacing(
     }
     let mut directories: Vec<&Path> = files
         .iter()
+        .filter(|file| !matches!(file.temporary, Temporary::InPlace))
         .map(|file| temporary::directory_of(&file.target))
         .collect();
     directories.sort();
@@ -275,5 +286,91 @@ mod tests {
         assert_eq!(names(directory.path()), vec!["out.jsonl"]);
         assert_eq!(std::fs::read(&target).unwrap(), b"new\n");
         assert!(cleanup::lock().is_empty());
+    }
+
+    fn is_symlink(path: &Path) -> bool {
+        std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.file_type().is_symlink())
+    }
+
+    /// Renaming over a device destroys it (as root, `rlvr synth ... /dev/null` left a regular
+    /// file there): a device is written in place, through a link too, and stays a device.
+    #[test]
+    fn a_link_to_a_device_is_written_through_and_both_stay() {
+        use std::os::unix::fs::FileTypeExt;
+        let directory = tempfile::tempdir().unwrap();
+        let link = directory.path().join("out.jsonl");
+        std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+        let mut file = AtomicFile::create(&link).unwrap();
+        file.write_all(b"discarded\n").unwrap();
+        file.commit().unwrap();
+        assert!(is_symlink(&link));
+        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("/dev/null"));
+        let device = std::fs::metadata("/dev/null").unwrap().file_type();
+        assert!(device.is_char_device());
+        assert_eq!(names(directory.path()), vec!["out.jsonl"]);
+    }
+
+    #[test]
+    fn a_fifo_is_written_in_place_and_stays_a_fifo() {
+        use std::os::unix::fs::FileTypeExt;
+        let directory = tempfile::tempdir().unwrap();
+        let fifo = directory.path().join("pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let mut file = AtomicFile::create(&fifo).unwrap();
+        file.write_all(b"through the pipe\n").unwrap();
+        file.commit().unwrap();
+        assert_eq!(reader.join().unwrap(), b"through the pipe\n");
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+        assert_eq!(names(directory.path()), vec!["pipe"]);
+        assert!(cleanup::lock().is_empty());
+    }
+
+    #[test]
+    fn an_output_in_place_cannot_be_renamed() {
+        let mut file = AtomicFile::create("/dev/null").unwrap();
+        let error = file.set_path("/dev/null-of-2").unwrap_err();
+        assert!(error.to_string().contains("written in place"), "{error}");
+    }
+
+    /// A link to a file stays a link: the file it names gets the new contents.
+    #[test]
+    fn a_link_to_a_file_stays_a_link() {
+        let directory = tempfile::tempdir().unwrap();
+        let real = directory.path().join("real.jsonl");
+        let link = directory.path().join("link.jsonl");
+        std::fs::write(&real, b"previous\n").unwrap();
+        std::os::unix::fs::symlink("real.jsonl", &link).unwrap();
+        write_atomically(&link, b"new\n").unwrap();
+        assert!(is_symlink(&link));
+        assert_eq!(std::fs::read(&real).unwrap(), b"new\n");
+        assert_eq!(names(directory.path()), vec!["link.jsonl", "real.jsonl"]);
+    }
+
+    #[test]
+    fn a_block_device_is_refused() {
+        let Some(block) = std::fs::read_dir("/dev").unwrap().flatten().find(|entry| {
+            use std::os::unix::fs::FileTypeExt;
+            entry.file_type().is_ok_and(|kind| kind.is_block_device())
+        }) else {
+            panic!("this machine has no block device in /dev to test with");
+        };
+        let error = AtomicFile::create(block.path()).unwrap_err();
+        assert!(error.to_string().contains("block device"), "{error}");
     }
 }

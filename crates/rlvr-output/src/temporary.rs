@@ -7,6 +7,7 @@
 //! name is renamed over the output.
 
 use std::fs::File;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -25,6 +26,9 @@ pub(crate) enum Temporary {
     Unnamed,
     /// A hidden file in the target's directory, registered for removal on signals.
     Named(PathBuf),
+    /// None: the target is a character device or a FIFO (`/dev/null`, a terminal, a pipe),
+    /// written in place, since renaming a file over it would destroy the device.
+    InPlace,
 }
 
 /// How a temporary is made.
@@ -66,14 +70,63 @@ pub(crate) fn hidden_name(target: &Path) -> Result<PathBuf, OutputError> {
     Ok(directory_of(target).join(hidden))
 }
 
-/// Creates the temporary for `target`.
-pub(crate) fn create(target: &Path, kind: Kind) -> Result<(File, Temporary), OutputError> {
-    if target.is_dir() {
-        return Err(OutputError::UnusablePath {
-            path: target.to_path_buf(),
-            reason: "is a directory; give a file name",
-        });
+/// Where an output's bytes go and the name it ends up under.
+#[derive(Debug)]
+pub(crate) struct Destination {
+    pub(crate) file: File,
+    pub(crate) temporary: Temporary,
+    /// The name the temporary is renamed to: the target, or the file a symlink at the target
+    /// points to (the link stays a link: `/dev/stdout` redirected to a file must not become a
+    /// file in `/dev`).
+    pub(crate) target: PathBuf,
+}
+
+/// Opens `target` for writing: a temporary beside the file it names, or, for a character
+/// device or FIFO, the target itself.
+pub(crate) fn create(target: &Path, kind: Kind) -> Result<Destination, OutputError> {
+    let unusable = |reason| OutputError::UnusablePath {
+        path: target.to_path_buf(),
+        reason,
+    };
+    // Following symlinks; anything that does not exist yet (or cannot be looked at) is a new
+    // file, whose creation reports the real error.
+    let mut final_target = target.to_path_buf();
+    if let Ok(metadata) = std::fs::metadata(target) {
+        let file_type = metadata.file_type();
+        if file_type.is_dir() {
+            return Err(unusable("is a directory; give a file name"));
+        }
+        if file_type.is_char_device() || file_type.is_fifo() {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(target)
+                .map_err(|source| OutputError::create(target, source))?;
+            return Ok(Destination {
+                file,
+                temporary: Temporary::InPlace,
+                target: final_target,
+            });
+        }
+        if file_type.is_block_device() || file_type.is_socket() {
+            return Err(unusable(
+                "is a block device or a socket, which rlvr does not write to",
+            ));
+        }
+        if std::fs::symlink_metadata(target).is_ok_and(|link| link.file_type().is_symlink()) {
+            final_target = std::fs::canonicalize(target)
+                .map_err(|source| OutputError::create(target, source))?;
+        }
     }
+    let (file, temporary) = create_temporary(&final_target, kind)?;
+    Ok(Destination {
+        file,
+        temporary,
+        target: final_target,
+    })
+}
+
+/// Creates the temporary for `target`, a file name in an existing directory.
+fn create_temporary(target: &Path, kind: Kind) -> Result<(File, Temporary), OutputError> {
     let directory = directory_of(target);
     if kind == Kind::Best && Path::new("/proc/self/fd").is_dir() {
         let unnamed = rustix::fs::openat(

@@ -719,6 +719,52 @@ fn issue_13_a_closed_stdout_ends_quietly_by_sigpipe() {
     }
 }
 
+/// An output that is a device or a pipe is written in place: renaming a finished file over
+/// it would destroy it (as root, `rlvr synth ... /dev/null` once left a regular file there).
+/// The command's stdout as the output prints the records; a link to `/dev/null` stays one.
+#[test]
+fn outputs_to_devices_and_pipes_are_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let directory = tempfile::tempdir().unwrap();
+    let work = directory.path();
+    synth(work, "data.jsonl", 4, 2);
+    // The command's own stdout, a pipe here, as `/dev/stdout` is; a link in the work directory
+    // rather than `/dev/stdout` itself, so that a regression cannot replace the machine's.
+    std::os::unix::fs::symlink("/proc/self/fd/1", work.join("stdout.jsonl")).unwrap();
+    for (arguments, expected) in [
+        (vec!["synth", "stdout.jsonl", "--rows", "3"], 3),
+        (vec!["dedup", "data.jsonl", "stdout.jsonl"], 4),
+    ] {
+        let output = rlvr(&arguments, work);
+        assert_success(&output);
+        // Records, whatever summary the command prints to stdout after them.
+        let records = output.stdout.split(|byte| *byte == b'\n');
+        let count = records
+            .filter(|line| line.starts_with(b"{\"prompt\""))
+            .count();
+        assert_eq!(count, expected, "{arguments:?}: {}", stderr(&output));
+    }
+    std::os::unix::fs::symlink("/dev/null", work.join("sink.jsonl")).unwrap();
+    assert_success(&rlvr(&["synth", "sink.jsonl", "--rows", "2"], work));
+    let device = std::fs::metadata("/dev/null").unwrap().file_type();
+    assert!(device.is_char_device());
+    for (link, target) in [
+        ("sink.jsonl", "/dev/null"),
+        ("stdout.jsonl", "/proc/self/fd/1"),
+    ] {
+        assert_eq!(
+            std::fs::read_link(work.join(link)).unwrap(),
+            Path::new(target)
+        );
+    }
+    let mut listed: Vec<String> = std::fs::read_dir(work)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    listed.sort();
+    assert_eq!(listed, vec!["data.jsonl", "sink.jsonl", "stdout.jsonl"]);
+}
+
 /// `verify --out` keeps its documented contract under signals: Ctrl-C or SIGTERM moves the
 /// results finished so far into place, whole lines in job order (exit 130), and leaves no
 /// temporary. (Not SIGKILL: the sandbox's cgroups of a killed verify are not this test's to
