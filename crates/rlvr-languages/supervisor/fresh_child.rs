@@ -4,7 +4,6 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::time::Instant;
 
 use crate::exec_protocol::{RunReport, RunSpec, ending};
 use crate::spawn::{
@@ -12,8 +11,9 @@ use crate::spawn::{
     startup_failure,
 };
 use crate::sys;
+use crate::watch::{Watched, watch};
 use crate::work_directory::empty_work_directory;
-use crate::{OUTPUT_CHECK_MS, STDERR_CAP, WORK_DIRECTORY};
+use crate::{STDERR_CAP, WORK_DIRECTORY};
 
 /// Reaps every exited child; when tests share this PID namespace, kills what is left first.
 fn reap_everything(nested: bool) {
@@ -53,27 +53,12 @@ pub(crate) fn run_test(
     } = spawn_isolated(isolation, program, streams, &extra, spec)?;
     drop(test_files);
     let pidfd = owned(sys::pidfd_open(child)?)?;
-    // Wait for the end, the wall clock, or the output cap: a program whose writes fail at the
-    // cap (RLIMIT_FSIZE) may go on looping, and the cap is its verdict, reached now (as the
-    // sandbox kills a Python program's tree the moment a stream passes its cap).
     let deadline = started + std::time::Duration::from_millis(spec.wall_ms.max(1));
-    let mut timed_out = false;
-    let mut output_capped = false;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            timed_out = true;
-            break;
-        }
-        let slice = i32::try_from(left.as_millis().clamp(1, OUTPUT_CHECK_MS)).unwrap_or(1);
-        if sys::wait_readable(pidfd.as_raw_fd(), slice)? {
-            break;
-        }
-        if spec.output_bytes > 0 && stdout.metadata()?.len() >= spec.output_bytes {
-            output_capped = true;
-            break;
-        }
-    }
+    let watched = watch(deadline, &stdout, spec.output_bytes, |milliseconds| {
+        sys::wait_readable(pidfd.as_raw_fd(), milliseconds)
+    })?;
+    let timed_out = watched == Watched::TimedOut;
+    let output_capped = watched == Watched::OutputCapped;
     if timed_out || output_capped {
         // The child is init of its PID namespace: killing it kills everything it started.
         sys::send_signal(child, sys::SIGKILL);

@@ -25,6 +25,7 @@ mod fresh_child;
 mod spawn;
 mod sys;
 mod warm;
+mod watch;
 mod work_directory;
 
 use std::fs::File;
@@ -42,8 +43,6 @@ const HIGH_DESCRIPTOR: RawFd = 100;
 const STDERR_CAP: u64 = 64 << 10;
 /// Where programs run and what the judge empties after each test.
 const WORK_DIRECTORY: &str = "/tmp";
-/// How often (ms) the output's size is checked against its cap while a test runs.
-const OUTPUT_CHECK_MS: u128 = 20;
 /// Exit status of a child that failed before its program started.
 const NOT_STARTED_STATUS: i32 = 127;
 

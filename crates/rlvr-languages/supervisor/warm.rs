@@ -12,8 +12,9 @@ use crate::spawn::{
     startup_failure,
 };
 use crate::sys;
+use crate::watch::{Watched, watch};
 use crate::work_directory::empty_work_directory;
-use crate::{OUTPUT_CHECK_MS, STDERR_CAP, WORK_DIRECTORY};
+use crate::{STDERR_CAP, WORK_DIRECTORY};
 
 /// A warm program's process (the JVM's harness) between tests, with its reused memory files
 /// and its pipes.
@@ -164,22 +165,18 @@ fn start_warm(
             ..RunReport::default()
         }));
     }
-    let deadline = started + WARM_START;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let timeout = i32::try_from(left.as_millis().max(1)).unwrap_or(i32::MAX);
-        if sys::wait_readable(warm.results.as_raw_fd(), timeout)? {
-            let mut ready = [0u8; 1];
-            if warm.results.read(&mut ready)? == 1 && ready[0] == b'R' {
-                warm.threads = as_program(isolation, || status_field(pid, "Threads"));
-                return Ok(Ok(warm));
-            }
+    let left = (started + WARM_START).saturating_duration_since(Instant::now());
+    let timeout = i32::try_from(left.as_millis().max(1)).unwrap_or(i32::MAX);
+    if sys::wait_readable(warm.results.as_raw_fd(), timeout)? {
+        let mut ready = [0u8; 1];
+        if warm.results.read(&mut ready)? == 1 && ready[0] == b'R' {
+            warm.threads = as_program(isolation, || status_field(pid, "Threads"));
+            return Ok(Ok(warm));
         }
-        // It ended, or never became ready: what it printed is the test's failure.
-        sys::send_signal(pid, sys::SIGKILL);
-        let report = finish_warm(warm, started, spec, false, false)?;
-        return Ok(Err(report));
     }
+    // It ended, or never became ready: what it printed is the test's failure.
+    sys::send_signal(pid, sys::SIGKILL);
+    finish_warm(warm, started, spec, false, false).map(Err)
 }
 
 /// Reaps a warm program that ended (or is being killed) and reports it as the test's end.
@@ -266,32 +263,17 @@ pub(crate) fn run_warm(
     }
     let deadline = started + std::time::Duration::from_millis(spec.wall_ms.max(1));
     let mut answer = None;
-    let mut timed_out = false;
-    let mut output_capped = false;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            timed_out = true;
-            break;
-        }
-        let slice = i32::try_from(left.as_millis().clamp(1, OUTPUT_CHECK_MS)).unwrap_or(1);
-        if sys::wait_readable(warm.results.as_raw_fd(), slice)? {
+    let watched = watch(deadline, &warm.stdout, spec.output_bytes, |milliseconds| {
+        if sys::wait_readable(warm.results.as_raw_fd(), milliseconds)? {
             let mut reply = [0u8; 5];
-            match warm.results.read_exact(&mut reply) {
-                Ok(()) => answer = Some(reply),
-                // It ended mid-answer: its exit status is the test's.
-                Err(_) => {}
-            }
-            break;
+            // Ended mid-answer, it has none: its exit status is the test's.
+            answer = (&warm.results).read_exact(&mut reply).ok().map(|()| reply);
+            return Ok(true);
         }
-        if sys::wait_readable(warm.pidfd.as_raw_fd(), 0)? {
-            break;
-        }
-        if spec.output_bytes > 0 && warm.stdout.metadata()?.len() >= spec.output_bytes {
-            output_capped = true;
-            break;
-        }
-    }
+        sys::wait_readable(warm.pidfd.as_raw_fd(), 0)
+    })?;
+    let timed_out = watched == Watched::TimedOut;
+    let output_capped = watched == Watched::OutputCapped;
     let Some(reply) = answer else {
         sys::send_signal(warm.pid, sys::SIGKILL);
         return finish_warm(warm, started, spec, timed_out, output_capped);
