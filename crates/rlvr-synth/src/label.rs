@@ -55,72 +55,89 @@ pub(crate) fn push_input_output_label(
     } else {
         Vec::new()
     };
-    // Each string aims at its share of what is left of the budget, so the record's total
-    // corrects itself as it goes and lands close to `body_bytes`.
-    let mut input_budget = body_bytes as f64 * INPUT_SHARE;
-    let mut output_budget = body_bytes as f64 - input_budget;
+    let input_budget = body_bytes as f64 * INPUT_SHARE;
+    let output_budget = body_bytes as f64 - input_budget;
     let header_style = random.random_range(0..3u8);
     out.extend_from_slice(b"{\"inputs\": [");
-    for pair in 0..pairs_usize {
-        if pair > 0 {
-            out.extend_from_slice(b", ");
-        }
-        if list_positions.contains(&pair) {
-            push_list_value(out, random);
-            continue;
-        }
-        let string_start = out.len();
-        out.push(b'"');
-        let share = input_budget.max(0.0) / (pairs_usize - pair) as f64;
-        let target = (share * spread_factor(random)) as usize;
-        let header_start = out.len();
-        // Writing to a Vec cannot fail.
-        let _ = match header_style {
-            0 => write!(out, "{}\\n", random.random_range(1..200_000)),
-            1 => write!(
-                out,
-                "{} {}\\n",
-                random.random_range(1..2_000),
-                random.random_range(1..2_000)
-            ),
-            _ => write!(out, "1\\n{}\\n", random.random_range(1..100_000)),
-        };
-        if random.random_bool(SPECIAL_LINE_CHANCE) {
-            push_string_body(
-                out,
-                SPECIAL_LINES[random.random_range(0..SPECIAL_LINES.len())].as_bytes(),
-                false,
-            );
-        }
-        let header_bytes = out.len() - header_start;
-        if target > header_bytes + 2 {
-            pool.push_slice(random, out, target - header_bytes);
-        }
-        out.push(b'"');
-        input_budget -= (out.len() - string_start - 2) as f64;
-    }
+    push_strings(
+        out,
+        random,
+        pairs_usize,
+        &list_positions,
+        input_budget,
+        |out, random, target| {
+            let target = target as usize;
+            let header_start = out.len();
+            // Writing to a Vec cannot fail.
+            let _ = match header_style {
+                0 => write!(out, "{}\\n", random.random_range(1..200_000)),
+                1 => write!(
+                    out,
+                    "{} {}\\n",
+                    random.random_range(1..2_000),
+                    random.random_range(1..2_000)
+                ),
+                _ => write!(out, "1\\n{}\\n", random.random_range(1..100_000)),
+            };
+            if random.random_bool(SPECIAL_LINE_CHANCE) {
+                push_string_body(
+                    out,
+                    SPECIAL_LINES[random.random_range(0..SPECIAL_LINES.len())].as_bytes(),
+                    false,
+                );
+            }
+            let header_bytes = out.len() - header_start;
+            if target > header_bytes + 2 {
+                pool.push_slice(random, out, target - header_bytes);
+            }
+        },
+    );
     out.extend_from_slice(b"], \"outputs\": [");
-    for pair in 0..pairs_usize {
-        if pair > 0 {
+    push_strings(
+        out,
+        random,
+        pairs_usize,
+        &list_positions,
+        output_budget,
+        |out, random, target| {
+            if target < SHORT_OUTPUT_BYTES {
+                push_short_answer(out, random);
+            } else {
+                pool.push_slice(random, out, target as usize);
+            }
+        },
+    );
+    out.extend_from_slice(b"]}");
+}
+
+/// The `count` strings of one side (inputs or outputs), comma-separated, a list value at each
+/// of `list_positions`. Each string aims at its share of what is left of `budget`, so the
+/// side's total corrects itself as it goes and lands close to the budget; `body` writes a
+/// string's contents, given the bytes it aims at.
+fn push_strings(
+    out: &mut Vec<u8>,
+    random: &mut Random,
+    count: usize,
+    list_positions: &[usize],
+    mut budget: f64,
+    mut body: impl FnMut(&mut Vec<u8>, &mut Random, f64),
+) {
+    for index in 0..count {
+        if index > 0 {
             out.extend_from_slice(b", ");
         }
-        if list_positions.contains(&pair) {
+        if list_positions.contains(&index) {
             push_list_value(out, random);
             continue;
         }
         let string_start = out.len();
         out.push(b'"');
-        let share = output_budget.max(0.0) / (pairs_usize - pair) as f64;
+        let share = budget.max(0.0) / (count - index) as f64;
         let target = share * spread_factor(random);
-        if target < SHORT_OUTPUT_BYTES {
-            push_short_answer(out, random);
-        } else {
-            pool.push_slice(random, out, target as usize);
-        }
+        body(out, random, target);
         out.push(b'"');
-        output_budget -= (out.len() - string_start - 2) as f64;
+        budget -= (out.len() - string_start - 2) as f64;
     }
-    out.extend_from_slice(b"]}");
 }
 
 /// How much one string's size differs from its share: uniform in 0.25..1.75, mean 1 (cheap,

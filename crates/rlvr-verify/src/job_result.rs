@@ -342,6 +342,11 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
         .flatten()
         .filter(|test| test.verdict == Verdict::CheckerError)
         .count();
+    let checker = plan
+        .programs
+        .iter()
+        .find_map(|program| program.checker.as_ref())
+        .map(|checker| checker.to_string());
     if checker_errors > 0 {
         return JobResult {
             score: None,
@@ -356,11 +361,7 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
             )),
             untrusted_comparisons,
             tampering,
-            checker: plan
-                .programs
-                .iter()
-                .find_map(|program| program.checker.as_ref())
-                .map(|checker| checker.to_string()),
+            checker,
             tests: Some(tests),
         };
     }
@@ -379,11 +380,7 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
         reason,
         untrusted_comparisons,
         tampering,
-        checker: plan
-            .programs
-            .iter()
-            .find_map(|program| program.checker.as_ref())
-            .map(|checker| checker.to_string()),
+        checker,
         tests: Some(tests),
     }
 }

@@ -88,16 +88,13 @@ pub(crate) async fn run_code(
         )));
     };
     let sandbox = state.sandbox.clone();
-    let outcome = tokio::task::spawn_blocking(move || sandbox.run(&run)).await;
-    let response = match outcome {
-        Ok(Ok(outcome)) => finished(&outcome),
-        Ok(Err(error)) => failed(&state, &request.language, error.to_string()),
-        Err(error) => failed(
-            &state,
-            &request.language,
-            format!("the run did not complete: {error}"),
-        ),
-    };
+    let response = answer(
+        &state,
+        &request.language,
+        move || sandbox.run(&run),
+        finished,
+    )
+    .await;
     Ok(Json(response))
 }
 
@@ -183,6 +180,29 @@ fn run_response(run: &FinishedRun<'_>, compile_result: Value) -> Value {
     })
 }
 
+/// Runs `work` (one sandboxed run) off the async threads and answers with `finish` of its
+/// result, or with a sandbox failure when it failed or did not complete.
+async fn answer<T, E>(
+    state: &AppState,
+    language: &str,
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
+    finish: fn(&T) -> Value,
+) -> Value
+where
+    T: Send + 'static,
+    E: std::fmt::Display + Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(Ok(result)) => finish(&result),
+        Ok(Err(error)) => failed(state, language, error.to_string()),
+        Err(error) => failed(
+            state,
+            language,
+            format!("the run did not complete: {error}"),
+        ),
+    }
+}
+
 fn finished(outcome: &RunOutcome) -> Value {
     let return_code = outcome.exit_code.or(outcome.signal.map(|signal| -signal));
     let run = FinishedRun {
@@ -259,19 +279,8 @@ async fn run_other_language(
     };
     let sandbox = state.sandbox.clone();
     let code = request.code;
-    let outcome = tokio::task::spawn_blocking(move || {
-        run_once(&sandbox, Compiler::shared(), choice, &code, &stdin, limits)
-    })
-    .await;
-    let response = match outcome {
-        Ok(Ok(once)) => finished_once(&once),
-        Ok(Err(error)) => failed(&state, &request.language, error.to_string()),
-        Err(error) => failed(
-            &state,
-            &request.language,
-            format!("the run did not complete: {error}"),
-        ),
-    };
+    let run = move || run_once(&sandbox, Compiler::shared(), choice, &code, &stdin, limits);
+    let response = answer(&state, &request.language, run, finished_once).await;
     Ok(Json(response))
 }
 
