@@ -95,17 +95,26 @@ pub(crate) struct SandboxNamespaces {
     pub(crate) groups_allowed: bool,
 }
 
-/// What the holder process reads: one pipe to be told to go on, one to report.
+/// What the holder process reads: one pipe to be told to go on, one to report; and the
+/// creator's ends of both, which the holder's copy of the descriptor table holds too.
 #[derive(Debug)]
 pub(crate) struct HolderPlan {
     go: RawFd,
     ready: RawFd,
+    creator_go: RawFd,
+    creator_ready: RawFd,
 }
 
 /// The holder, in its new user namespace: waits for its id maps, creates the network namespace
 /// (owned by the user namespace), reports, and waits to be killed. Child side: raw system
 /// calls only.
+///
+/// It first closes its copies of the creator's ends: then the creator's death (a SIGKILL
+/// between the clone and the holder's own kill) closes the last writer of `go`, and the
+/// holder's wait ends with end-of-file instead of lasting forever with every signal blocked.
 pub(crate) fn run_holder(plan: &HolderPlan) -> ! {
+    sys::close_raw(plan.creator_go);
+    sys::close_raw(plan.creator_ready);
     if !matches!(sys::read_byte(plan.go), Ok(true)) {
         sys::exit_child(1);
     }
@@ -238,6 +247,8 @@ pub(crate) fn create(mapping: IdMapping) -> Result<SandboxNamespaces, NamespaceF
     let plan = HolderPlan {
         go: go_read.as_raw_fd(),
         ready: ready_write.as_raw_fd(),
+        creator_go: go_write.as_raw_fd(),
+        creator_ready: ready_read.as_raw_fd(),
     };
     let stack = ChildStack::map().map_err(failure("map the holder's stack"))?;
     let pid = sys::clone_holder(&plan, &stack).map_err(failure("clone(CLONE_NEWUSER)"))?;
@@ -349,6 +360,56 @@ pub(crate) fn unprivileged_mapping() -> IdMapping {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether `pid` (a holder: no exit signal, so `__WALL`) exits before `deadline`; killed
+    /// and reaped otherwise.
+    fn exits_before(pid: libc::pid_t, deadline: std::time::Instant) -> bool {
+        loop {
+            match sys::wait_child(pid, false) {
+                Ok(Some(_)) => return true,
+                Ok(None) if std::time::Instant::now() < deadline => {
+                    std::thread::yield_now();
+                }
+                _ => {
+                    sys::kill_pid(pid, libc::SIGKILL);
+                    let _ = sys::wait_child(pid, true);
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// A creator killed between the clone and the holder's kill (a SIGKILLed `rlvr verify`)
+    /// must not leave the holder behind: closing the creator's end of `go`, as its death does,
+    /// ends the holder whether it was waiting to be told to go on or waiting to be killed.
+    #[test]
+    fn the_holder_exits_when_its_creator_is_gone() {
+        for told_to_go in [false, true] {
+            let pipe = || rustix::pipe::pipe_with(PipeFlags::CLOEXEC).expect("pipe");
+            let (go_read, go_write) = pipe();
+            let (ready_read, ready_write) = pipe();
+            let plan = HolderPlan {
+                go: go_read.as_raw_fd(),
+                ready: ready_write.as_raw_fd(),
+                creator_go: go_write.as_raw_fd(),
+                creator_ready: ready_read.as_raw_fd(),
+            };
+            let stack = ChildStack::map().expect("stack");
+            let pid = sys::clone_holder(&plan, &stack).expect("clone(CLONE_NEWUSER)");
+            let mut go = File::from(go_write);
+            if told_to_go {
+                go.write_all(b"1").expect("tell the holder to go on");
+                let mut report = [0u8; 4];
+                File::from(ready_read)
+                    .read_exact(&mut report)
+                    .expect("its report");
+            }
+            drop(go); // what the creator's death does
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            assert!(exits_before(pid, deadline), "told to go on: {told_to_go}");
+            drop(stack);
+        }
+    }
 
     #[test]
     fn issue_15_subordinate_ids_are_found_by_name_or_number() {
