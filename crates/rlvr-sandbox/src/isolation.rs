@@ -261,6 +261,9 @@ pub(crate) struct ChildPlan<'sandbox> {
     pub(crate) filesystem: Option<&'sandbox FilesystemPlan>,
     /// tmpfs options of the work directory (size, owner).
     pub(crate) work_options: CString,
+    /// A pidfd of the verifier's process, if it could open one: checked once the parent-death
+    /// signal is set, for a verifier that died before (the signal would never come).
+    pub(crate) verifier: Option<RawFd>,
     /// A supervisor's: the path of `ns_last_pid` under the staged `/proc`, opened on a
     /// private read-write procfs and left at [`LAST_PID_DESCRIPTOR`].
     pub(crate) last_pid: Option<CString>,
@@ -367,6 +370,7 @@ fn isolate_and_execute(plan: &ChildPlan<'_>) -> Result<std::convert::Infallible,
     keep_verifier_dumpable(); // as after every credential change before exec
     sys::process_control(libc::PR_SET_PDEATHSIG, libc::SIGKILL as usize, 0)
         .map_err(at(Step::ParentDeathSignal))?; // verifier dies -> sandbox dies
+    verifier_alive(plan).map_err(at(Step::ParentDeathSignal))?; // ... or died already
     sys::process_control(libc::PR_SET_NO_NEW_PRIVS, 1, 0).map_err(at(Step::NoNewPrivileges))?;
     landlock_scope(plan).map_err(at(Step::LandlockScope))?; // no abstract sockets, no signals out
     install_seccomp(plan).map_err(at(Step::Seccomp))?; // last: the filter also covers execve
@@ -375,6 +379,15 @@ fn isolate_and_execute(plan: &ChildPlan<'_>) -> Result<std::convert::Infallible,
         Step::Execute,
         sys::execute(&plan.program, &plan.argv, &plan.envp),
     ))
+}
+
+/// A verifier that died before the parent-death signal was set never sends it (and its
+/// death cannot be seen in `getppid`: the parent is outside this PID namespace): ESRCH.
+fn verifier_alive(plan: &ChildPlan<'_>) -> Result<(), Errno> {
+    match plan.verifier {
+        Some(pidfd) if sys::readable_now(pidfd)? => Err(libc::ESRCH),
+        _ => Ok(()),
+    }
 }
 
 fn at(step: Step) -> impl Fn(Errno) -> (Step, Errno) {

@@ -112,6 +112,9 @@ pub(crate) struct Inner {
     pub(crate) filesystem: Option<FilesystemPlan>,
     pub(crate) environment: Vec<CString>,
     pub(crate) null_output: OwnedFd,
+    /// A pidfd of this process (>= [`HIGH_DESCRIPTOR`], close-on-exec), for the sandboxed
+    /// process to see whether the verifier died before its parent-death signal was set.
+    pub(crate) verifier: Option<OwnedFd>,
 }
 
 /// Moves a descriptor to >= [`HIGH_DESCRIPTOR`] (close-on-exec), so it can never collide with
@@ -419,6 +422,9 @@ impl Sandbox {
             filesystem,
             environment,
             null_output: high(null_output)?,
+            verifier: sys::pidfd_open(std::process::id() as libc::pid_t)
+                .ok()
+                .and_then(|pidfd| high(pidfd).ok()),
         };
         Ok(Sandbox {
             inner: Arc::new(inner),
@@ -488,3 +494,45 @@ const _: () = {
     const fn is_send_sync<T: Send + Sync>() {}
     is_send_sync::<Sandbox>();
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RunRequest, RunVerdict, Step};
+
+    /// A verifier that died before the sandboxed process set its parent-death signal (a
+    /// SIGKILL in that window) must not leave the program running with nobody to stop or reap
+    /// it. The window is too narrow to hit by killing a process; a pidfd of a process that has
+    /// exited stands in for the dead verifier.
+    #[test]
+    fn a_sandboxed_process_does_not_run_once_its_verifier_is_gone() {
+        let mut sandbox = Sandbox::new(SandboxConfig::default()).expect("sandbox");
+        let mut exited = std::process::Command::new("true")
+            .spawn()
+            .expect("spawn true");
+        let pidfd = sys::pidfd_open(exited.id() as libc::pid_t).expect("pidfd of the child");
+        exited.wait().expect("wait");
+        let inner = Arc::get_mut(&mut sandbox.inner).expect("the only handle");
+        let own = inner.verifier.replace(high(pidfd).expect("high"));
+        assert!(own.is_some(), "this process's own pidfd was opened");
+        let request = RunRequest::python("print('ran')");
+        let error = sandbox.run(&request).expect_err("must not run");
+        assert!(
+            matches!(
+                error,
+                SandboxError::ChildStep {
+                    step: Step::ParentDeathSignal,
+                    errno: libc::ESRCH
+                }
+            ),
+            "{error}"
+        );
+        // The same sandbox with its live verifier runs the program.
+        Arc::get_mut(&mut sandbox.inner)
+            .expect("the only handle")
+            .verifier = own;
+        let outcome = sandbox.run(&request).expect("run");
+        assert_eq!(outcome.verdict, RunVerdict::Ok);
+        assert_eq!(outcome.stdout, b"ran\n");
+    }
+}

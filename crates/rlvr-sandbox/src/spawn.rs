@@ -310,6 +310,9 @@ impl Sandbox {
         if let Some(ruleset) = &inner.landlock_ruleset {
             keep.push(ruleset.as_raw_fd() as u32);
         }
+        if let Some(verifier) = &inner.verifier {
+            keep.push(verifier.as_raw_fd() as u32); // close-on-exec: the program never has it
+        }
 
         let limits = request.limits;
         let born_inside = lease.birth_cgroup().is_some() && sys::CAN_CLONE_INTO_CGROUP;
@@ -368,6 +371,7 @@ impl Sandbox {
                 "size={},nr_inodes=4096,mode=0700,uid={work_uid},gid={work_gid}",
                 limits.tmpfs_bytes.max(4096),
             ))?,
+            verifier: inner.verifier.as_ref().map(AsRawFd::as_raw_fd),
             last_pid,
             files: planned_files,
             work_directory,

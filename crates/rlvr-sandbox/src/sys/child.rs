@@ -186,6 +186,36 @@ pub(crate) fn write_all_raw(fd: RawFd, mut bytes: &[u8]) -> Result<(), Errno> {
     Ok(())
 }
 
+/// Whether `fd` is readable right now: `ppoll` with a zero timeout (a pidfd is readable once
+/// its process has exited).
+pub(crate) fn readable_now(fd: RawFd) -> Result<bool, Errno> {
+    let mut descriptor = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let zero = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ppoll` writes `revents` of one live local `pollfd` and reads the live zero
+    // timeout; no signal mask is passed.
+    let ready = unsafe {
+        call(
+            libc::SYS_ppoll,
+            [
+                pointer(&mut descriptor as *mut libc::pollfd),
+                1,
+                pointer(&zero as *const libc::timespec),
+                0,
+                0,
+                0,
+            ],
+        )
+    }?;
+    Ok(ready > 0)
+}
+
 /// Reads one byte, retrying EINTR; `Ok(false)` at end of file.
 pub(crate) fn read_byte(fd: RawFd) -> Result<bool, Errno> {
     let mut byte = 0u8;
