@@ -269,21 +269,23 @@ impl Drop for Tmpfs {
     }
 }
 
-/// Runs `arguments` (from `work`) with its output on a nearly full tmpfs prepared by `prepare`,
-/// and checks: exit 6, the message names the output and the full disk, and the tmpfs holds
-/// exactly what it held before.
-fn full_disk_case(
-    work: &Path,
-    free: u64,
-    prepare: impl FnOnce(&Path),
-    arguments: impl FnOnce(&Path) -> Vec<String>,
-    named: &str,
-) {
+/// Runs `arguments` (from `work`; `{out}` stands for the tmpfs) with its output on a nearly
+/// full tmpfs holding the `previous` files, and checks: exit 6, the message names the output
+/// (`named`) and the full disk, and the tmpfs holds exactly what it held before.
+fn full_disk_case(work: &Path, free: u64, previous: &[&str], arguments: &[&str], named: &str) {
     let tmpfs = Tmpfs::mount(8 << 20);
-    prepare(tmpfs.path());
+    for name in previous {
+        let path = tmpfs.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, format!("previous {name}\n")).unwrap();
+    }
     tmpfs.fill_leaving(free);
     let before = snapshot(tmpfs.path());
-    let arguments = arguments(tmpfs.path());
+    let out = tmpfs.path().display().to_string();
+    let arguments: Vec<String> = arguments
+        .iter()
+        .map(|argument| argument.replace("{out}", &out))
+        .collect();
     let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
     let output = rlvr(&arguments, work);
     let message = stderr(&output);
@@ -305,10 +307,6 @@ fn full_disk_case(
     );
 }
 
-fn path_text(path: &Path) -> String {
-    path.display().to_string()
-}
-
 /// A work directory with a 0.6 MB source file and its hf export.
 fn full_disk_work() -> tempfile::TempDir {
     let directory = tempfile::tempdir().unwrap();
@@ -320,41 +318,21 @@ fn full_disk_work() -> tempfile::TempDir {
     directory
 }
 
-fn previous(directory: &Path, name: &str) {
-    let path = directory.join(name);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).unwrap();
-    }
-    std::fs::write(path, format!("previous {name}\n")).unwrap();
-}
-
 #[test]
 fn issue_13_full_disk_dedup_convert_import_leave_the_previous_file() {
     let work = full_disk_work();
-    for command in ["dedup", "convert", "import"] {
+    let convert = "convert --from release --to upstream source.jsonl {out}/out.jsonl";
+    for command in [
+        "dedup source.jsonl {out}/out.jsonl",
+        convert,
+        "import parquet export {out}/out.jsonl",
+    ] {
+        let arguments: Vec<&str> = command.split(' ').collect();
         full_disk_case(
             work.path(),
             16 << 10,
-            |out| previous(out, "out.jsonl"),
-            |out| {
-                let target = path_text(&out.join("out.jsonl"));
-                match command {
-                    "dedup" => vec!["dedup".into(), "source.jsonl".into(), target],
-                    "convert" => [
-                        "convert",
-                        "--from",
-                        "release",
-                        "--to",
-                        "upstream",
-                        "source.jsonl",
-                    ]
-                    .map(String::from)
-                    .into_iter()
-                    .chain([target])
-                    .collect(),
-                    _ => vec!["import".into(), "parquet".into(), "export".into(), target],
-                }
-            },
+            &["out.jsonl"],
+            &arguments,
             "out.jsonl",
         );
     }
@@ -366,36 +344,21 @@ fn issue_13_full_disk_split_synth_leave_the_previous_files() {
     full_disk_case(
         work.path(),
         16 << 10,
-        |out| {
-            for name in ["train.jsonl", "validation.jsonl", "test.jsonl"] {
-                previous(out, name);
-            }
-        },
-        |out| {
-            vec![
-                "split".into(),
-                "source.jsonl".into(),
-                "--out-dir".into(),
-                path_text(out),
-            ]
-        },
+        &["train.jsonl", "validation.jsonl", "test.jsonl"],
+        &["split", "source.jsonl", "--out-dir", "{out}"],
         "train.jsonl",
     );
     full_disk_case(
         work.path(),
         16 << 10,
-        |out| previous(out, "synthetic.jsonl"),
-        |out| {
-            [
-                "synth",
-                &path_text(&out.join("synthetic.jsonl")),
-                "--rows",
-                "100",
-                "--inject-faults",
-            ]
-            .map(String::from)
-            .to_vec()
-        },
+        &["synthetic.jsonl"],
+        &[
+            "synth",
+            "{out}/synthetic.jsonl",
+            "--rows",
+            "100",
+            "--inject-faults",
+        ],
         "synthetic.jsonl",
     );
 }
@@ -404,60 +367,28 @@ fn issue_13_full_disk_split_synth_leave_the_previous_files() {
 fn issue_13_full_disk_export_and_card_leave_no_directory_and_no_partial_file() {
     let work = full_disk_work();
     // Into a directory that does not exist yet: it must not be left behind.
-    full_disk_case(
-        work.path(),
-        8 << 10,
-        |_| {},
-        |out| {
-            [
-                "export",
-                "parquet",
-                "source.jsonl",
-                &path_text(&out.join("new-export")),
-            ]
-            .map(String::from)
-            .to_vec()
-        },
-        "new-export",
-    );
+    let export = ["export", "parquet", "source.jsonl", "{out}/new-export"];
+    full_disk_case(work.path(), 8 << 10, &[], &export, "new-export");
     // Over an earlier export: its shards and README stay as they were.
     full_disk_case(
         work.path(),
         8 << 10,
-        |out| {
-            previous(out, "old/README.md");
-            previous(out, "old/data/train-00000-of-00002.parquet");
-            previous(out, "old/data/train-00001-of-00002.parquet");
-        },
-        |out| {
-            [
-                "export",
-                "parquet",
-                "source.jsonl",
-                &path_text(&out.join("old")),
-                "--overwrite",
-            ]
-            .map(String::from)
-            .to_vec()
-        },
+        &[
+            "old/README.md",
+            "old/data/train-00000-of-00002.parquet",
+            "old/data/train-00001-of-00002.parquet",
+        ],
+        &[
+            "export",
+            "parquet",
+            "source.jsonl",
+            "{out}/old",
+            "--overwrite",
+        ],
         "old",
     );
-    full_disk_case(
-        work.path(),
-        4 << 10,
-        |out| previous(out, "card/README.md"),
-        |out| {
-            [
-                "card",
-                "source.jsonl",
-                "--out",
-                &path_text(&out.join("card")),
-            ]
-            .map(String::from)
-            .to_vec()
-        },
-        "card",
-    );
+    let card = ["card", "source.jsonl", "--out", "{out}/card"];
+    full_disk_case(work.path(), 4 << 10, &["card/README.md"], &card, "card");
 }
 
 #[test]
@@ -471,17 +402,8 @@ fn issue_13_full_disk_verify_leaves_the_previous_results() {
     full_disk_case(
         work.path(),
         8 << 10,
-        |out| previous(out, "results.jsonl"),
-        |out| {
-            [
-                "verify",
-                "jobs.jsonl",
-                "--out",
-                &path_text(&out.join("results.jsonl")),
-            ]
-            .map(String::from)
-            .to_vec()
-        },
+        &["results.jsonl"],
+        &["verify", "jobs.jsonl", "--out", "{out}/results.jsonl"],
         "results.jsonl",
     );
 }
