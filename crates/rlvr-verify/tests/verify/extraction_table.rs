@@ -145,68 +145,68 @@ fn every_row_for_every_profile() {
     }
 }
 
+/// Each `(response, code)` pair: what `extraction` takes from the response.
+fn extracts(extraction: Extraction, cases: &[(&str, Option<&str>)]) {
+    for (response, code) in cases {
+        assert_eq!(
+            extraction.extract(response).as_deref(),
+            *code,
+            "{extraction:?} on {response:?}"
+        );
+    }
+}
+
 #[test]
 fn klear_takes_the_last_python_block_after_the_first_think_close() {
-    let response = "<think>a</think>\n```python\nA\n```\nmid</think>\n```python\nB\n```\n";
-    assert_eq!(
-        Extraction::KlearPattern.extract(response).as_deref(),
-        Some("B")
-    );
-    // The last opener without any closer after it backtracks to an earlier block.
-    let unclosed = "<think>a</think>\n```python\nA\n```\n```python\nB\n";
-    assert_eq!(
-        Extraction::KlearPattern.extract(unclosed).as_deref(),
-        Some("A")
-    );
-    // An empty body is no code; whitespace is code.
-    assert_eq!(
-        Extraction::KlearPattern.extract("</think>```python\n\n```"),
-        None
+    extracts(
+        Extraction::KlearPattern,
+        &[
+            (
+                "<think>a</think>\n```python\nA\n```\nmid</think>\n```python\nB\n```\n",
+                Some("B"),
+            ),
+            // The last opener without any closer after it backtracks to an earlier block.
+            (
+                "<think>a</think>\n```python\nA\n```\n```python\nB\n",
+                Some("A"),
+            ),
+            // An empty body is no code; whitespace is code.
+            ("</think>```python\n\n```", None),
+        ],
     );
 }
 
 #[test]
 fn live_code_bench_takes_lines_between_the_last_two_fence_lines() {
-    let response = "x\n```python\nA\n```\ntext\n```python\nB\nC\n```\n";
-    assert_eq!(
-        Extraction::LiveCodeBenchFenceLines
-            .extract(response)
-            .as_deref(),
-        Some("B\nC")
-    );
-    assert_eq!(
-        Extraction::LiveCodeBenchFenceLines.extract("```python\nA"),
-        None
-    );
-    let indented = "```python\nA\n    ```";
-    assert_eq!(
-        Extraction::LiveCodeBenchFenceLines
-            .extract(indented)
-            .as_deref(),
-        Some("A")
+    extracts(
+        Extraction::LiveCodeBenchFenceLines,
+        &[
+            (
+                "x\n```python\nA\n```\ntext\n```python\nB\nC\n```\n",
+                Some("B\nC"),
+            ),
+            ("```python\nA", None),
+            ("```python\nA\n    ```", Some("A")),
+        ],
     );
 }
 
 #[test]
 fn judge_skips_other_languages_and_dedents_indented_blocks() {
-    let response = "</think>\n```python\nprint(1)\n```\nOutput:\n```text\n1\n```\n";
-    assert_eq!(
-        Extraction::Judge.extract(response).as_deref(),
-        Some("print(1)")
-    );
-    let indented = "1. Code:\n   ```python3\n   def f():\n       return 1\n   ```\n";
-    assert_eq!(
-        Extraction::Judge.extract(indented).as_deref(),
-        Some("def f():\n    return 1")
-    );
-    let longer_fence = "````python\nx = '```'\n````\n";
-    assert_eq!(
-        Extraction::Judge.extract(longer_fence).as_deref(),
-        Some("x = '```'")
-    );
-    assert_eq!(Extraction::Judge.extract("no code at all"), None);
-    assert_eq!(
-        Extraction::Judge.extract("</think>\n```python\n\n```"),
-        None
+    extracts(
+        Extraction::Judge,
+        &[
+            (
+                "</think>\n```python\nprint(1)\n```\nOutput:\n```text\n1\n```\n",
+                Some("print(1)"),
+            ),
+            (
+                "1. Code:\n   ```python3\n   def f():\n       return 1\n   ```\n",
+                Some("def f():\n    return 1"),
+            ),
+            ("````python\nx = '```'\n````\n", Some("x = '```'")),
+            ("no code at all", None),
+            ("</think>\n```python\n\n```", None),
+        ],
     );
 }
