@@ -22,6 +22,14 @@ pub fn start() -> (Child, Runner) {
     (child, Runner::new(requests, responses))
 }
 
+/// A runner with `source` loaded as `solution.py` (no assert, no helpers).
+pub fn loaded(source: &str) -> (Child, Runner) {
+    let (child, mut runner) = start();
+    let report = runner.load(&[source], "solution.py", &[], None).unwrap();
+    assert!(report.ok, "{report:?}");
+    (child, runner)
+}
+
 pub const LIMITS: TestLimits = TestLimits {
     wall_ms: 5_000,
     cpu_seconds: 5,

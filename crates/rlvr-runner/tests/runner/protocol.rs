@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use crate::common::{LIMITS, start};
+use crate::common::{LIMITS, loaded, start};
 use rlvr_runner::{ChildEnding, LoadReport, PipeError, Runner, TestLimits};
 
 #[test]
@@ -29,9 +29,8 @@ fn compiles_once_and_runs_each_test_in_a_fresh_child() {
 
 #[test]
 fn stdin_works_through_every_interface() {
-    let (_child, mut runner) = start();
     let source = "import os, sys\nfirst = os.read(0, 3)\nrest = sys.stdin.buffer.read()\nprint(first, rest, open(0).read() == '')";
-    runner.load(&[source], "solution.py", &[], None).unwrap();
+    let (_child, mut runner) = loaded(source);
     let test = runner.run_test(b"abcdef", None, LIMITS).unwrap();
     assert_eq!(
         String::from_utf8_lossy(&test.stdout),
@@ -41,10 +40,7 @@ fn stdin_works_through_every_interface() {
 
 #[test]
 fn an_appended_assert_runs_after_the_program_as_in_one_file() {
-    let (_child, mut runner) = start();
-    runner
-        .load(&["def f(x):\n    return x + 1"], "solution.py", &[], None)
-        .unwrap();
+    let (_child, mut runner) = loaded("def f(x):\n    return x + 1");
     let passing = runner
         .run_test(b"", Some("assert f(1) == 2"), LIMITS)
         .unwrap();
@@ -247,10 +243,7 @@ fn output_past_the_limit_is_cut_and_marked() {
 
 #[test]
 fn a_fifty_megabyte_stdin_that_is_never_read_does_not_block() {
-    let (_child, mut runner) = start();
-    runner
-        .load(&["print('ignored the input')"], "solution.py", &[], None)
-        .unwrap();
+    let (_child, mut runner) = loaded("print('ignored the input')");
     let input = vec![b'7'; 50 << 20];
     let test = runner.run_test(&input, None, LIMITS).unwrap();
     assert_eq!(test.stdout, b"ignored the input\n");
@@ -274,17 +267,15 @@ fn pre_imported_random_generators_are_reseeded_per_test() {
 
 #[test]
 fn atexit_handlers_and_threads_finish_before_the_report() {
-    let (_child, mut runner) = start();
     let source = "import atexit, threading, time\natexit.register(lambda: print('atexit'))\ndef late():\n    time.sleep(0.1)\n    print('thread')\nthreading.Thread(target=late).start()";
-    runner.load(&[source], "solution.py", &[], None).unwrap();
+    let (_child, mut runner) = loaded(source);
     let test = runner.run_test(b"", None, LIMITS).unwrap();
     assert_eq!(test.stdout, b"thread\natexit\n");
 }
 
 #[test]
 fn a_dead_runner_is_an_error_not_a_hang() {
-    let (mut child, mut runner) = start();
-    runner.load(&["pass"], "solution.py", &[], None).unwrap();
+    let (mut child, mut runner) = loaded("pass");
     child.kill().unwrap();
     child.wait().unwrap();
     let error = runner.run_test(b"", None, LIMITS).unwrap_err();
@@ -296,8 +287,7 @@ fn a_dead_runner_is_an_error_not_a_hang() {
 
 #[test]
 fn a_stuck_runner_hits_the_deadline() {
-    let (mut child, mut runner) = start();
-    runner.load(&["pass"], "solution.py", &[], None).unwrap();
+    let (mut child, mut runner) = loaded("pass");
     // SIGSTOP: alive but silent.
     let pid = child.id() as i32;
     assert_eq!(unsafe_free_kill(pid, "STOP"), 0);
