@@ -61,13 +61,17 @@ pub fn time_limit_from_seconds(field: &str, seconds: f64) -> Result<Duration, Li
             format!("{seconds:e}")
         },
     };
+    seconds_in_range(seconds).ok_or_else(invalid)
+}
+
+/// `seconds` as a time limit when it is in (0, 3600] and not below a nanosecond.
+pub(crate) fn seconds_in_range(seconds: f64) -> Option<Duration> {
     if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIME_LIMIT.as_secs_f64()) {
-        return Err(invalid());
+        return None;
     }
     Duration::try_from_secs_f64(seconds)
         .ok()
         .filter(|limit| !limit.is_zero())
-        .ok_or_else(invalid)
 }
 
 /// Validates a memory limit given in megabytes (`--memory-limit`, `memory_limit`) and returns

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::checker::Checker;
-use crate::limits::MAX_TIME_LIMIT;
+use crate::limits::seconds_in_range;
 use rlvr_python_compat::loads::parse_python_json;
 
 /// Most tests one ground truth may hold: eight times the dataset's largest record (1,226
@@ -239,13 +239,9 @@ fn parse_timeout(value: &Value) -> Result<Duration, TestSuiteError> {
         expected: "a number of seconds in (0, 3600]",
         found: describe(value),
     };
-    let seconds = value.as_f64().ok_or_else(invalid)?;
-    if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIME_LIMIT.as_secs_f64()) {
-        return Err(invalid());
-    }
-    Duration::try_from_secs_f64(seconds)
-        .ok()
-        .filter(|limit| !limit.is_zero())
+    value
+        .as_f64()
+        .and_then(seconds_in_range)
         .ok_or_else(invalid)
 }
 

@@ -177,7 +177,7 @@ fn build_target(args: &Args) -> anyhow::Result<Box<dyn Target>> {
             "--score-range applies to --openrlhf and --python (rlvr targets scale by their profile)",
         ));
     }
-    let token = read_token(args.token_file.as_ref())?;
+    let token = super::serve::read_token_file(args.token_file.as_deref())?;
     let http_timeout = seconds("--http-timeout", args.http_timeout)?;
     let range = args.score_range.unwrap_or_default();
     if let Some(url) = &args.url {
@@ -247,19 +247,6 @@ fn build_target(args: &Args) -> anyhow::Result<Box<dyn Target>> {
         .workers
         .unwrap_or_else(|| rlvr_engine::EngineConfig::default().workers);
     Ok(Box::new(ProfileTarget::new(profile, sandbox, workers)))
-}
-
-fn read_token(path: Option<&PathBuf>) -> anyhow::Result<Option<String>> {
-    let Some(path) = path else { return Ok(None) };
-    let text = fs_err::read_to_string(path).map_err(|error| usage(error.to_string()))?;
-    let token = text.trim().to_owned();
-    if token.is_empty() || token.contains(char::is_whitespace) {
-        return Err(usage(format!(
-            "{}: the token file must hold one token without spaces",
-            path.display()
-        )));
-    }
-    Ok(Some(token))
 }
 
 fn print_report(report: &Report, json: bool) -> anyhow::Result<()> {

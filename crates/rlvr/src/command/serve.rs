@@ -125,21 +125,7 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
         )
         .into());
     }
-    let token = match &args.token_file {
-        None => None,
-        Some(path) => {
-            let text = fs_err::read_to_string(path).map_err(|error| usage(error.to_string()))?;
-            let token = text.trim().to_owned();
-            if token.is_empty() || token.contains(char::is_whitespace) {
-                return Err(usage(format!(
-                    "{}: the token file must hold one token without spaces",
-                    path.display()
-                ))
-                .into());
-            }
-            Some(token)
-        }
-    };
+    let token = read_token_file(args.token_file.as_deref())?;
     let defaults = ServerConfig::default();
     Ok(ServerConfig {
         address: args.addr,
@@ -160,4 +146,20 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
             args.testlib_header.as_deref(),
         )?,
     })
+}
+
+/// The bearer token in `path` (`serve --token-file`, `redteam --token-file`): one word, the
+/// file's surrounding whitespace ignored.
+pub(crate) fn read_token_file(path: Option<&std::path::Path>) -> anyhow::Result<Option<String>> {
+    let Some(path) = path else { return Ok(None) };
+    let usage = |message: String| anyhow::Error::from(Failure::new(USAGE, message));
+    let text = fs_err::read_to_string(path).map_err(|error| usage(error.to_string()))?;
+    let token = text.trim().to_owned();
+    if token.is_empty() || token.contains(char::is_whitespace) {
+        return Err(usage(format!(
+            "{}: the token file must hold one token without spaces",
+            path.display()
+        )));
+    }
+    Ok(Some(token))
 }
