@@ -1,5 +1,5 @@
 """Each adapter called exactly as its trainer calls it (signatures from verl, TRL and
-OpenRLHF: /work/shared/docs/ecosystem.md §1-§3)."""
+OpenRLHF, as docs/serve.md lists them)."""
 
 import asyncio
 import inspect

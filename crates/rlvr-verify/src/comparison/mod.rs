@@ -1,5 +1,6 @@
 //! Output comparison: whether what a program printed counts as the expected output. One file
-//! per reference comparator, each reproducing the measured matrix of reference-rewards.md §7.
+//! per reference comparator, each reproducing the matrix measured on its reference
+//! (`tests/verify/comparison_matrix.rs`).
 
 pub mod checker_rules;
 mod judge;

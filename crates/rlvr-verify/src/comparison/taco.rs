@@ -1,5 +1,5 @@
 //! rllm's DeepCoder-era taco `compare_std_results`, reproduced from its documented cascade and
-//! the measured matrix (reference-rewards.md §3.2, §7), false positives included:
+//! the measured matrix (`tests/verify/comparison_matrix.rs`), false positives included:
 //! 1. whole strings equal after stripping (the program's stdout first loses trailing `\n`);
 //! 2. both whole strings are single floats and `np.isclose`;
 //! 3. non-empty stripped lines pairwise, tokens pairwise: equal text, or both floats and

@@ -1,4 +1,4 @@
-//! Every row of the output comparison matrix (reference-rewards.md §7) for every column, plus
+//! Every row of the output comparison matrix (measured on each reference's code) for every column, plus
 //! the judge column (our decision, documented in docs/profiles.md), and comparator laws.
 
 use proptest::prelude::*;

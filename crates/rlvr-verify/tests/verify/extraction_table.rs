@@ -1,4 +1,4 @@
-//! Every row of the extraction table (reference-rewards.md §6), for every profile's
+//! Every row of the extraction table (measured on each reference's code), for every profile's
 //! extraction, plus the judge column (our decision, documented in docs/profiles.md).
 
 use rlvr_verify::Extraction;
