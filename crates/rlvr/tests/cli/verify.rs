@@ -423,12 +423,30 @@ fn ctrl_c_writes_every_finished_result_and_exits_130() {
         .arg(&jobs)
         .args(["--workers", "2", "--out"])
         .arg(&out)
+        .env("RLVR_LOG", "rlvr::verify=debug")
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // `--out` appears only at the end (issue 13): interrupt a quarter of the way through the
-    // 32 s the jobs take on two workers (four tests of 0.4 s each).
-    std::thread::sleep(Duration::from_secs(8));
+    // `--out` appears only at the end (issue 13); its progress is in the debug log. Interrupt
+    // once three results are written, long before the 32 s the jobs take on two workers.
+    let (lines, received) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut stderr = String::new();
+    while !stderr.contains("result 3 written") {
+        let line = received
+            .recv_timeout(Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("no third result within two minutes: {stderr}"));
+        stderr.push_str(&line);
+        stderr.push('\n');
+    }
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -442,7 +460,7 @@ fn ctrl_c_writes_every_finished_result_and_exits_130() {
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
     assert!(
-        !written.is_empty() && written.len() < 40,
+        written.len() >= 3 && written.len() < 40,
         "{} results",
         written.len()
     );
@@ -457,8 +475,8 @@ fn ctrl_c_writes_every_finished_result_and_exits_130() {
             "only finished results are written: {line}"
         );
     }
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    reader.join().unwrap();
+    stderr.extend(received.try_iter().map(|line| line + "\n"));
     assert!(stderr.contains("interrupted"), "{stderr}");
 }
 

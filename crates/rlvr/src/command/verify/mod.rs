@@ -161,6 +161,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     let writer = std::thread::spawn(move || -> (Summary, ResultsOutput, std::io::Result<()>) {
         let mut order = InOrder::default();
         let mut summary = Summary::default();
+        let mut written = 0u64;
         for (sequence, id, result, marks) in receiver {
             for (id, result, marks) in order.insert(sequence, (id, result, marks)) {
                 // A job interrupted mid-run is not final: stop at the first one.
@@ -175,6 +176,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
                     return (summary, output, Err(error));
                 }
                 writer_progress.inc(1);
+                // `RLVR_LOG=rlvr::verify=debug`: how far the output is (its temporary has no
+                // name to look at until the end).
+                written += 1;
+                tracing::debug!(target: "rlvr::verify", "result {written} written");
             }
         }
         (summary, output, Ok(()))
