@@ -236,10 +236,9 @@ fn scenario_engine() {
     }
 }
 
-/// Our own children whose command line is the warm runner's (the sandbox makes each runner a
-/// direct child of the process that spawned it).
-fn runner_children() -> Vec<i32> {
-    let me = std::process::id().to_string();
+/// The children of process `parent`, with their command lines.
+fn children_of(parent: i32) -> Vec<(i32, String)> {
+    let parent = parent.to_string();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -247,18 +246,26 @@ fn runner_children() -> Vec<i32> {
             continue;
         };
         let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let parent = stat
+        let its_parent = stat
             .rsplit(')')
             .next()
             .and_then(|rest| rest.split_whitespace().nth(1));
-        let command = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if parent == Some(me.as_str())
-            && String::from_utf8_lossy(&command).contains("rlvr warm runner")
-        {
-            found.push(pid);
+        if its_parent == Some(parent.as_str()) {
+            let command = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            found.push((pid, String::from_utf8_lossy(&command).into_owned()));
         }
     }
     found
+}
+
+/// Our own children whose command line is the warm runner's (the sandbox makes each runner a
+/// direct child of the process that spawned it).
+fn runner_children() -> Vec<i32> {
+    children_of(std::process::id() as i32)
+        .into_iter()
+        .filter(|(_, command)| command.contains("rlvr warm runner"))
+        .map(|(pid, _)| pid)
+        .collect()
 }
 
 /// A runner that dies in the middle of a job (killed from outside here: a response cannot
@@ -277,12 +284,15 @@ fn scenario_runner_restart() {
     let outputs: Vec<String> = (0..6).map(|index| format!("{}\n", 2 * index)).collect();
     let slow = "import time\ntime.sleep(0.4)\na, b = map(int, input().split())\nprint(a + b)";
     let killer = std::thread::spawn(|| {
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        while runner_children().is_empty() {
-            assert!(std::time::Instant::now() < deadline, "no runner was seen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        std::thread::sleep(Duration::from_millis(900)); // a few tests into the job
+        // A few tests into the job: the runner has forked a second test's child.
+        let mut tests_seen = std::collections::BTreeSet::new();
+        let mid_job = rlvr_test_support::wait_until(Duration::from_secs(60), || {
+            for runner in runner_children() {
+                tests_seen.extend(children_of(runner).into_iter().map(|(pid, _)| pid));
+            }
+            tests_seen.len() >= 2
+        });
+        assert!(mid_job, "no runner ran two tests: {tests_seen:?}");
         let killed = runner_children();
         for pid in &killed {
             let _ = std::process::Command::new("kill")
