@@ -202,10 +202,21 @@ fn issue_13_when_every_connection_is_busy_new_ones_get_503() {
             stream
         })
         .collect();
-    // The one fixed wait of the suite: the state to wait for (both requests started) cannot be
-    // polled, since every probe is a connection, and a connection arriving before a request
-    // has started evicts it as a waiting one.
-    std::thread::sleep(Duration::from_millis(500));
+    // Both requests have started once the server has read what each sent (its socket's
+    // receive queue is empty): polled in the kernel's socket table, since every probe over
+    // HTTP is a connection, and a connection arriving before a request has started evicts it
+    // as a waiting one.
+    let read_by_server = || {
+        busy.iter().all(|stream| {
+            let server = stream.peer_addr().unwrap().port();
+            let client = stream.local_addr().unwrap().port();
+            receive_queue(server, client) == Some(0)
+        })
+    };
+    assert!(
+        rlvr_test_support::wait_until(Duration::from_secs(30), read_by_server),
+        "the server did not read both requests"
+    );
     let response = get(&served, "/health");
     assert_eq!(status(&response), 503, "{response}");
     assert!(response.contains("Retry-After: 1"), "{response}");
@@ -226,6 +237,21 @@ fn issue_13_when_every_connection_is_busy_new_ones_get_503() {
         "logged: {}",
         served.log()
     );
+}
+
+/// Bytes waiting to be read on the IPv4 loopback socket from port `local` to port `remote`
+/// (`/proc/net/tcp`), if there is one.
+fn receive_queue(local: u16, remote: u16) -> Option<u64> {
+    let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
+    table.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let port = |address: &str| u16::from_str_radix(address.rsplit(':').next()?, 16).ok();
+        if port(fields.get(1)?)? != local || port(fields.get(2)?)? != remote {
+            return None;
+        }
+        let (_, receive) = fields.get(4)?.split_once(':')?;
+        u64::from_str_radix(receive, 16).ok()
+    })
 }
 
 /// Raises this process's own soft limit on open files to its hard limit.
