@@ -340,13 +340,19 @@ mod tests {
 
     #[test]
     fn clone3_places_the_child_in_the_cgroup_at_birth() {
+        // What cannot run here fails under `RLVR_REQUIRE_EVERYTHING=1` (CI), as everywhere.
+        let skip = |reason: &str| {
+            assert!(
+                !rlvr_test_support::everything_required(),
+                "cannot run here and RLVR_REQUIRE_EVERYTHING=1: {reason}"
+            );
+            eprintln!("skipped: {reason}");
+        };
         if !CAN_CLONE_INTO_CGROUP || effective_uid() != 0 {
-            eprintln!("skipped: needs root and an x86_64 build");
-            return;
+            return skip("needs root and an x86_64 build");
         }
         let Some(base) = own_cgroup2_directory() else {
-            eprintln!("skipped: no cgroup2 mount");
-            return;
+            return skip("no cgroup2 mount");
         };
         let name = format!("rlvr-sandbox-{}-clone3-test", std::process::id());
         let directory = base.join(&name);
