@@ -4,7 +4,6 @@ in a cached venv), and every row equals the source JSONL. Needs RLVR_BIN (a buil
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -98,28 +97,17 @@ def test_datasets_loads_every_row(exported, layout):
 
 
 def datasets3_python():
-    """A cached venv with datasets 3.x; None (test skipped) only when pip cannot reach PyPI."""
-    venv = REPO / "target" / "py-datasets3"
-    python = venv / "bin" / "python"
+    """The venv with datasets 3.x that scripts/setup makes (no package is installed by a test)."""
+    python = REPO / "target" / "py-datasets3" / "bin" / "python"
     probe = [str(python), "-c", "import datasets, sys; sys.exit(0 if datasets.__version__.startswith('3.') else 1)"]
-    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
-        return python
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    install = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                              "datasets>=3,<4", "pyarrow"], capture_output=True, text=True)
-    if install.returncode != 0:
-        unreachable = any(word in install.stderr for word in ("NewConnectionError", "Temporary failure", "No matching distribution", "ConnectTimeout"))
-        if unreachable:
-            return None
-        raise AssertionError(install.stderr)
+    assert python.exists() and subprocess.run(probe, capture_output=True).returncode == 0, \
+        f"{python} with datasets 3.x is missing: run scripts/setup"
     return python
 
 
 @pytest.mark.parametrize("layout", ["hf", "verl"])
 def test_datasets_3_loads_every_row(exported, layout):
     python = datasets3_python()
-    if python is None:
-        pytest.skip("pip cannot reach the package index to install datasets 3.x")
     directory, records = exported
     script = textwrap.dedent(f"""
         import glob, json, datasets
