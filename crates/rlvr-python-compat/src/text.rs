@@ -19,6 +19,13 @@ pub fn is_python_space(character: char) -> bool {
     is_python_whitespace(u32::from(character))
 }
 
+/// Python's `bytes.isspace()` for one byte: space, `\t`, `\n`, `\r`, `\x0b`, `\x0c` (Rust's
+/// `u8::is_ascii_whitespace` leaves out `\x0b`). Also the token separator of testlib-style
+/// checkers.
+pub fn is_python_byte_space(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
+}
+
 /// Python's `text.strip()`: removes whitespace from both ends.
 pub fn python_strip(text: &str) -> &str {
     text.trim_matches(is_python_space)

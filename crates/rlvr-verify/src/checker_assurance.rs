@@ -19,6 +19,7 @@
 //! job would be unscored.
 
 use crate::checker::BuiltInChecker;
+use rlvr_python_compat::text::is_python_byte_space;
 
 /// One probe of a checker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -80,17 +81,12 @@ pub struct ProbeFailure {
 /// What a probe's failure says when the checker failed on it rather than judging it.
 pub const CHECKER_ERROR: &str = "fails (checker_error)";
 
-/// Whether `byte` separates tokens (the built-in checkers' rule).
-fn is_space(byte: u8) -> bool {
-    matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
-}
-
 /// A token that `expected` does not hold.
 fn garbage_token(expected: &str) -> String {
     let held = |candidate: &str| {
         expected
             .as_bytes()
-            .split(|byte| is_space(*byte))
+            .split(|byte| is_python_byte_space(*byte))
             .any(|token| token == candidate.as_bytes())
     };
     let mut candidate = "rlvr-garbage".to_owned();
@@ -107,14 +103,14 @@ fn last_token_replaced(expected: &str, token: &str) -> String {
     let bytes = expected.as_bytes();
     let Some(end) = bytes
         .iter()
-        .rposition(|byte| !is_space(*byte))
+        .rposition(|byte| !is_python_byte_space(*byte))
         .map(|at| at + 1)
     else {
         return token.to_owned();
     };
     let start = bytes[..end]
         .iter()
-        .rposition(|byte| is_space(*byte))
+        .rposition(|byte| is_python_byte_space(*byte))
         .map_or(0, |at| at + 1);
     // Token boundaries are ASCII bytes, so both cuts are character boundaries.
     format!("{}{token}{}", &expected[..start], &expected[end..])
@@ -124,7 +120,7 @@ fn last_token_replaced(expected: &str, token: &str) -> String {
 /// program that prints nothing is then right, which `rlvr audit` flags as
 /// `empty_expected_output`).
 pub fn expected_is_blank(expected: &str) -> bool {
-    expected.bytes().all(is_space)
+    expected.bytes().all(is_python_byte_space)
 }
 
 /// What the probe prints; `None` when the probe says nothing about this expected output (the

@@ -343,6 +343,7 @@ fn parse_input_output(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::MAX_TIME_LIMIT;
     use proptest::prelude::*;
     use serde_json::json;
 

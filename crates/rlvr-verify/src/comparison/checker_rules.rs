@@ -8,13 +8,11 @@
 
 use std::collections::HashMap;
 
-/// ASCII white space: what separates tokens.
-fn is_space(byte: &u8) -> bool {
-    matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
-}
+use rlvr_python_compat::text::is_python_byte_space;
 
 fn tokens(text: &[u8]) -> impl Iterator<Item = &[u8]> {
-    text.split(is_space).filter(|token| !token.is_empty())
+    text.split(|byte| is_python_byte_space(*byte))
+        .filter(|token| !token.is_empty())
 }
 
 /// Whether two token sequences have the same length and every pair is accepted.
@@ -103,7 +101,7 @@ pub fn float_checker(actual: &[u8], expected: &[u8], epsilon: f64) -> bool {
 /// White space a line may end with and still be the same line.
 fn trim_line_end(mut line: &[u8]) -> &[u8] {
     while let [rest @ .., last] = line
-        && is_space(last)
+        && is_python_byte_space(*last)
     {
         line = rest;
     }

@@ -12,7 +12,7 @@
 
 use super::lines_of_tokens_match;
 use crate::decimal::DecimalNumber;
-use rlvr_python_compat::text::python_strip;
+use rlvr_python_compat::text::{is_python_byte_space, python_strip};
 
 const TOLERANCE: f64 = 1e-6;
 
@@ -132,19 +132,14 @@ pub fn judge_bytes_equal(actual: &[u8], expected: &[u8]) -> bool {
             })
 }
 
-/// Python's `bytes.isspace()` for one byte (Rust's ASCII whitespace leaves out `\x0b`).
-fn is_byte_space(byte: &u8) -> bool {
-    matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
-}
-
 fn strip_bytes(mut bytes: &[u8]) -> &[u8] {
     while let [first, rest @ ..] = bytes
-        && is_byte_space(first)
+        && is_python_byte_space(*first)
     {
         bytes = rest;
     }
     while let [rest @ .., last] = bytes
-        && is_byte_space(last)
+        && is_python_byte_space(*last)
     {
         bytes = rest;
     }
@@ -160,5 +155,6 @@ fn byte_lines(bytes: &[u8]) -> Vec<&[u8]> {
 }
 
 fn byte_tokens(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    line.split(is_byte_space).filter(|token| !token.is_empty())
+    line.split(|byte| is_python_byte_space(*byte))
+        .filter(|token| !token.is_empty())
 }
