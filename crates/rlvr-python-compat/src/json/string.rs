@@ -306,25 +306,15 @@ fn decode_escapes(raw: &[u8]) -> Vec<u8> {
 }
 
 /// Appends `bytes` (WTF-8) as a JSON string literal: `"` and `\` escaped, control characters as
-/// `\n`-style or `\u00XX` escapes, lone surrogates as `\uXXXX`, everything else as raw UTF-8.
-/// The output is valid UTF-8 and parses back to the same string in Python and here.
+/// `\n`-style or `\u00XX` escapes, lone surrogates as `\uXXXX`, everything else as raw UTF-8
+/// (`json.dumps(..., ensure_ascii=False)`, written by [`crate::dumps::push_string`]). The output
+/// is valid UTF-8 and parses back to the same string in Python and here.
 pub fn write_json_string(bytes: &[u8], out: &mut String) {
-    out.push('"');
-    for code_point in code_points(bytes) {
-        match code_point {
-            0x22 => out.push_str("\\\""),
-            0x5C => out.push_str("\\\\"),
-            0x0A => out.push_str("\\n"),
-            0x0D => out.push_str("\\r"),
-            0x09 => out.push_str("\\t"),
-            0x08 => out.push_str("\\b"),
-            0x0C => out.push_str("\\f"),
-            0x00..=0x1F | 0xD800..=0xDFFF => {
-                use std::fmt::Write;
-                let _ = write!(out, "\\u{code_point:04x}");
-            }
-            _ => out.push(char::from_u32(code_point).unwrap_or(char::REPLACEMENT_CHARACTER)),
-        }
+    let mut literal = Vec::with_capacity(bytes.len() + 2);
+    crate::dumps::push_string(&mut literal, bytes, false);
+    match String::from_utf8(literal) {
+        Ok(text) => out.push_str(&text),
+        // Not reached: every lone surrogate is escaped; kept lossless for the reader anyway.
+        Err(error) => out.push_str(&String::from_utf8_lossy(error.as_bytes())),
     }
-    out.push('"');
 }
