@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use rlvr_referee::{Event, Judgement, Referee, RefereeOutcome};
 use rlvr_runner::transport::PipeError;
 use rlvr_runner::{ChildReport, Runner};
-use rlvr_sandbox::wait::timeout_until;
-use rustix::event::{PollFd, PollFlags, poll};
+use rlvr_sandbox::wait::poll_until;
+use rustix::event::{PollFd, PollFlags};
 
 use crate::runner_start::LiveChannel;
 
@@ -296,11 +296,9 @@ impl Relay<'_> {
             } else {
                 self.test_deadline.min(self.report_deadline)
             };
-            let Some(timeout) = timeout_until(wake) else {
-                continue;
-            };
-            match poll(&mut fds, Some(&timeout)) {
-                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            // Past `wake`, nothing is ready and the loop's top sees the deadline.
+            match poll_until(&mut fds, wake) {
+                Ok(_) => {}
                 Err(error) => {
                     self.run.referee_failure =
                         Some(RefereeFailure::Broken(PipeError::Io(error.into())));

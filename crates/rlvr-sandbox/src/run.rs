@@ -58,7 +58,11 @@ impl Capture {
                     }
                 }
                 Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => return false, // WouldBlock (or a broken pipe): nothing more for now
+                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => return false,
+                Err(_) => {
+                    self.file = None; // a read error: nothing more will come
+                    return false;
+                }
             }
         }
     }
@@ -126,7 +130,6 @@ impl Sandbox {
                     break process.wait().map_err(SandboxError::system("wait"))?;
                 }
             }
-            let timeout = (deadline - now).min(next_cpu_check.saturating_duration_since(now));
             let ready = {
                 let mut fds = Vec::with_capacity(3);
                 fds.push(PollFd::from_borrowed_fd(process.pidfd(), PollFlags::IN));
@@ -135,13 +138,10 @@ impl Sandbox {
                         fds.push(PollFd::from_borrowed_fd(file.as_fd(), PollFlags::IN));
                     }
                 }
-                match rustix::event::poll(&mut fds, Some(&crate::wait::timespec(timeout))) {
-                    Ok(count) => count,
-                    Err(rustix::io::Errno::INTR) => 0,
-                    Err(errno) => return Err(SandboxError::system("poll")(errno.into())),
-                }
+                crate::wait::poll_until(&mut fds, deadline.min(next_cpu_check))
+                    .map_err(|errno| SandboxError::system("poll")(errno.into()))?
             };
-            if ready > 0
+            if ready
                 && (stdout.read_available(limits.output_bytes)
                     | stderr.read_available(limits.output_bytes))
             {
@@ -167,10 +167,7 @@ impl Sandbox {
                     .filter_map(|capture| capture.file.as_ref())
                     .map(|file| PollFd::from_borrowed_fd(file.as_fd(), PollFlags::IN))
                     .collect();
-                let _ = rustix::event::poll(
-                    &mut fds,
-                    Some(&crate::wait::timespec(Duration::from_millis(10))),
-                );
+                let _ = crate::wait::poll_until(&mut fds, drain_deadline);
             }
         }
         let usage = process.usage();
