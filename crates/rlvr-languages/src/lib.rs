@@ -36,7 +36,7 @@ pub use program::{
 };
 pub use run_once::{Once, OnceError, OnceLimits, OnceRun, classify, run_once};
 pub use supervisor::{Supervisor, SupervisorError};
-pub use toolchain::{Toolchain, Toolchains, Unavailable};
+pub use toolchain::{Toolchain, ToolchainUnavailable, Toolchains};
 
 /// The exec supervisor program, built by `build.rs` (static, std only).
 pub const SUPERVISOR_IMAGE: &[u8] =
@@ -51,7 +51,7 @@ pub const DEFAULT_CACHE_BYTES: u64 = 512 << 20;
 pub enum PrepareError {
     /// The language's toolchain is not installed here: `language_unavailable`.
     #[error("{} is unavailable: {}", .0.language, .0.reason)]
-    Unavailable(Unavailable),
+    Unavailable(ToolchainUnavailable),
     /// The sandbox failed: `sandbox_error`.
     #[error("the sandbox failed compiling: {0}")]
     Sandbox(rlvr_sandbox::SandboxError),

@@ -32,7 +32,7 @@ pub struct Toolchain {
 
 /// A toolchain that is not usable here, and why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Unavailable {
+pub struct ToolchainUnavailable {
     /// The language.
     pub language: Language,
     /// Why (the missing path, or what the version probe said).
@@ -45,7 +45,7 @@ pub struct Unavailable {
 /// that only judges Python never starts a compiler to ask its version) and then remembered.
 #[derive(Debug, Clone, Default)]
 pub struct Toolchains {
-    found: Arc<BTreeMap<Language, OnceLock<Result<Toolchain, Unavailable>>>>,
+    found: Arc<BTreeMap<Language, OnceLock<Result<Toolchain, ToolchainUnavailable>>>>,
     disabled: Arc<[Language]>,
 }
 
@@ -158,8 +158,8 @@ fn first_version_line(executable: &Path, arguments: &[&str]) -> Result<String, S
         .ok_or_else(|| format!("{} printed no version", executable.display()))
 }
 
-fn probe(expected: &Expected) -> Result<Toolchain, Unavailable> {
-    let unavailable = |reason: String| Unavailable {
+fn probe(expected: &Expected) -> Result<Toolchain, ToolchainUnavailable> {
+    let unavailable = |reason: String| ToolchainUnavailable {
         language: expected.language,
         reason,
         package: expected.package,
@@ -213,14 +213,14 @@ impl Toolchains {
 
     /// The toolchain of `language` (probed now if this is its first use), or why it is
     /// unavailable (Python is the sandbox's own interpreter and is never listed here).
-    pub fn get(&self, language: Language) -> Result<&Toolchain, &Unavailable> {
+    pub fn get(&self, language: Language) -> Result<&Toolchain, &ToolchainUnavailable> {
         match self.found.get(&language) {
             Some(found) => found.get_or_init(|| self.probe_language(language)).as_ref(),
             None => Err(&NOT_PROBED),
         }
     }
 
-    fn probe_language(&self, language: Language) -> Result<Toolchain, Unavailable> {
+    fn probe_language(&self, language: Language) -> Result<Toolchain, ToolchainUnavailable> {
         let Some(expected) = EXPECTED
             .iter()
             .find(|expected| expected.language == language)
@@ -228,7 +228,7 @@ impl Toolchains {
             return Err(NOT_PROBED.clone());
         };
         if self.disabled.contains(&language) {
-            return Err(Unavailable {
+            return Err(ToolchainUnavailable {
                 language,
                 reason: "disabled by RLVR_DISABLE_LANGUAGES".to_owned(),
                 package: expected.package,
@@ -239,7 +239,9 @@ impl Toolchains {
 
     /// Every language with its toolchain or the reason it is missing; the ones not used yet
     /// are probed now, in parallel.
-    pub fn all(&self) -> impl Iterator<Item = (Language, Result<&Toolchain, &Unavailable>)> {
+    pub fn all(
+        &self,
+    ) -> impl Iterator<Item = (Language, Result<&Toolchain, &ToolchainUnavailable>)> {
         std::thread::scope(|scope| {
             for language in self.found.keys() {
                 scope.spawn(move || {
@@ -253,7 +255,7 @@ impl Toolchains {
     }
 
     /// Toolchains as given (tests: a machine without one, a fake version).
-    pub fn from_results(results: Vec<Result<Toolchain, Unavailable>>) -> Self {
+    pub fn from_results(results: Vec<Result<Toolchain, ToolchainUnavailable>>) -> Self {
         Self {
             found: Arc::new(
                 results
@@ -272,7 +274,7 @@ impl Toolchains {
     }
 }
 
-static NOT_PROBED: Unavailable = Unavailable {
+static NOT_PROBED: ToolchainUnavailable = ToolchainUnavailable {
     language: Language::Python,
     reason: String::new(),
     package: "",

@@ -24,7 +24,8 @@ use crate::hub_readme::hub_readme;
 use crate::layout::Layout;
 use crate::row::ExportRow;
 use crate::shards::{
-    Encoder, KeptLine, ShardInfo, ShardOptions, ShardWriter, is_shard_name, writer_properties,
+    KeptLine, RowGroupEncoder, ShardInfo, ShardOptions, ShardWriter, is_shard_name,
+    writer_properties,
 };
 
 /// What to export and how.
@@ -140,7 +141,7 @@ pub fn export_parquet(
     options: &ExportOptions,
 ) -> Result<ExportReport, ProductsError> {
     check_options(options)?;
-    let encoder = Encoder::new(
+    let encoder = RowGroupEncoder::new(
         options.layout,
         writer_properties(options.layout, options.zstd_level)?,
     )?;

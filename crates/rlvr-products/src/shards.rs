@@ -2,7 +2,7 @@
 //!
 //! The `parquet` crate's `ArrowWriter` encodes and compresses on the calling thread, which would
 //! make zstd the bottleneck. Instead each row group is encoded into finished column chunks by
-//! [`Encoder::encode_row_group`] on any thread, and [`ShardWriter::append`] (one thread, in row order)
+//! [`RowGroupEncoder::encode_row_group`] on any thread, and [`ShardWriter::append`] (one thread, in row order)
 //! only copies the finished bytes into the current file. A shard is closed once it reaches the
 //! requested size. Shards are written to temporaries ([`rlvr_output::AtomicFile`]) that get
 //! the Hub's names `train-0000i-of-0000N.parquet` once `N` is known; the caller commits them
@@ -89,18 +89,20 @@ pub fn writer_properties(
 }
 
 /// Builds column writers for row groups; shareable between encoding threads.
-pub struct Encoder {
+pub struct RowGroupEncoder {
     factory: ArrowRowGroupWriterFactory,
     properties: Arc<WriterProperties>,
 }
 
-impl std::fmt::Debug for Encoder {
+impl std::fmt::Debug for RowGroupEncoder {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("Encoder").finish_non_exhaustive()
+        formatter
+            .debug_struct("RowGroupEncoder")
+            .finish_non_exhaustive()
     }
 }
 
-impl Encoder {
+impl RowGroupEncoder {
     /// An encoder for `layout` with `properties`.
     pub fn new(layout: Layout, properties: WriterProperties) -> Result<Self, ProductsError> {
         let properties = Arc::new(properties);
@@ -204,7 +206,12 @@ pub struct FinishedShards {
 
 impl ShardWriter {
     /// Writes shards into `directory` (which must exist).
-    pub fn new(directory: &Path, layout: Layout, options: ShardOptions, encoder: &Encoder) -> Self {
+    pub fn new(
+        directory: &Path,
+        layout: Layout,
+        options: ShardOptions,
+        encoder: &RowGroupEncoder,
+    ) -> Self {
         Self {
             directory: directory.to_path_buf(),
             layout,

@@ -36,7 +36,7 @@ mod writer;
 pub use error::SynthError;
 pub use faults::{ExpectedOutcome, InjectedLine, InjectionKind};
 pub use options::SynthOptions;
-pub use summary::{ExpectedFigures, Spread, SynthSummary};
+pub use summary::{ExpectedFigures, ExpectedSpread, SynthSummary};
 pub use writer::{faults_sidecar_path, write_synthetic, write_synthetic_to};
 
 #[cfg(test)]

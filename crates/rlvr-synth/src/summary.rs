@@ -45,7 +45,7 @@ pub struct ExpectedFigures {
     /// Distinct `metadata.hash` values (one per distinct prompt text).
     pub distinct_hashes: u64,
     /// Prompt lengths in code points.
-    pub prompt_chars: Spread,
+    pub prompt_chars: ExpectedSpread,
     /// Records with `inputs` and `outputs`.
     pub io_records: u64,
     /// Records with `functional`.
@@ -55,9 +55,9 @@ pub struct ExpectedFigures {
     /// Functional test strings over all records.
     pub functional_tests_total: u64,
     /// Pairs per input/output record.
-    pub io_pairs_per_record: Spread,
+    pub io_pairs_per_record: ExpectedSpread,
     /// Test strings per functional record.
-    pub functional_tests_per_record: Spread,
+    pub functional_tests_per_record: ExpectedSpread,
     /// Zero-based row indices (in the written file) of records with list-valued tests.
     pub mixed_value_rows: Vec<u64>,
     /// List-valued entries in the labels' inputs and outputs.
@@ -66,7 +66,7 @@ pub struct ExpectedFigures {
 
 /// Minimum, median, nearest-rank 95th percentile and maximum of a list of counts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Spread {
+pub struct ExpectedSpread {
     pub min: u64,
     /// Python's `statistics.median`: the mean of the two middle values for an even count.
     pub median: f64,
@@ -75,7 +75,7 @@ pub struct Spread {
     pub max: u64,
 }
 
-impl Spread {
+impl ExpectedSpread {
     /// The spread of `values` (sorted in place); all zero when empty.
     pub(crate) fn of(values: &mut [u64]) -> Self {
         if values.is_empty() {
@@ -104,10 +104,10 @@ mod tests {
 
     #[test]
     fn spread_follows_python_median_and_nearest_rank() {
-        let spread = Spread::of(&mut [4, 1, 3, 2]);
+        let spread = ExpectedSpread::of(&mut [4, 1, 3, 2]);
         assert_eq!(
             spread,
-            Spread {
+            ExpectedSpread {
                 min: 1,
                 median: 2.5,
                 p95: 4,
@@ -115,7 +115,7 @@ mod tests {
             }
         );
         let mut twenty: Vec<u64> = (1..=20).collect();
-        assert_eq!(Spread::of(&mut twenty).p95, 19);
-        assert_eq!(Spread::of(&mut []), Spread::default());
+        assert_eq!(ExpectedSpread::of(&mut twenty).p95, 19);
+        assert_eq!(ExpectedSpread::of(&mut []), ExpectedSpread::default());
     }
 }

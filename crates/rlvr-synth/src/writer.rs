@@ -17,7 +17,7 @@ use crate::plan::{Plan, RECORD_OVERHEAD_BYTES, TestsPlan, mixed_value_rows};
 use crate::pool::TextPool;
 use crate::prompt::{function_for, render_prompt};
 use crate::random::{Stream, random_for};
-use crate::summary::{ExpectedFigures, Spread};
+use crate::summary::{ExpectedFigures, ExpectedSpread};
 use crate::{SynthError, SynthOptions, SynthSummary};
 
 /// Bytes of rendered rows per batch (a batch holds at least one row).
@@ -121,9 +121,9 @@ pub fn write_synthetic_to(
     figures.unique_prompts_normalized = figures.unique_prompts_exact - plan.whitespace_variants;
     figures.repeated_prompt_rows = plan.repeated_rows;
     figures.distinct_hashes = figures.unique_prompts_exact;
-    figures.prompt_chars = Spread::of(&mut output.prompt_chars);
-    figures.io_pairs_per_record = Spread::of(&mut output.pairs);
-    figures.functional_tests_per_record = Spread::of(&mut output.asserts);
+    figures.prompt_chars = ExpectedSpread::of(&mut output.prompt_chars);
+    figures.io_pairs_per_record = ExpectedSpread::of(&mut output.pairs);
+    figures.functional_tests_per_record = ExpectedSpread::of(&mut output.asserts);
     Ok(SynthSummary {
         rows: options.rows,
         lines: output.lines,

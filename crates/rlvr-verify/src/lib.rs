@@ -57,8 +57,8 @@ pub use scoring::{
 pub use selection::{TestSelection, sample_indices};
 pub use tampering::{TamperCounts, TamperKind, Tampering};
 pub use test_suite::{
-    FunctionalTests, InputOutputTest, MAX_TESTS, TestSuite, TestSuiteError, TestValue, Tests,
-    json_kind,
+    FunctionalTests, InputOutputTest, MAX_TESTS, ParsedTests, ParsedValue, TestSuite,
+    TestSuiteError, json_kind,
 };
 pub use value_join::ValueJoin;
 pub use verdict::{

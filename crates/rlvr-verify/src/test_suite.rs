@@ -25,7 +25,7 @@ pub const MAX_TESTS: usize = 10_000;
 /// One input or expected output value: the dataset holds strings, and a few lists of values
 /// (for example `["123"]`); both are kept as they are and joined per profile later.
 #[derive(Debug, Clone, PartialEq)]
-pub enum TestValue {
+pub enum ParsedValue {
     /// A plain string, used verbatim.
     Text(String),
     /// A list of JSON values, rendered with Python's `str()` and joined per profile.
@@ -36,9 +36,9 @@ pub enum TestValue {
 #[derive(Debug, Clone, PartialEq)]
 pub struct InputOutputTest {
     /// What the program reads on standard input.
-    pub input: TestValue,
+    pub input: ParsedValue,
     /// What the program must print.
-    pub output: TestValue,
+    pub output: ParsedValue,
 }
 
 /// Functional tests: Python statements (usually asserts) run after the solution.
@@ -55,7 +55,7 @@ pub enum FunctionalTests {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TestSuite {
     /// The tests themselves.
-    pub tests: Tests,
+    pub tests: ParsedTests,
     /// `ground_truth["timeout"]` when present: Klear's per-test time limit, validated to
     /// (0, 3600] seconds.
     pub time_limit: Option<Duration>,
@@ -68,7 +68,7 @@ pub struct TestSuite {
 
 /// The two test structures of the dataset.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Tests {
+pub enum ParsedTests {
     /// Paired stdin/stdout tests.
     InputOutput(Vec<InputOutputTest>),
     /// Statements run after the solution.
@@ -178,11 +178,11 @@ impl TestSuite {
         };
         // Klear checks `functional` before `inputs`/`outputs`; so do we.
         let tests = if let Some(functional) = member(object, "functional") {
-            Tests::Functional(parse_functional(functional)?)
+            ParsedTests::Functional(parse_functional(functional)?)
         } else {
             match (member(object, "inputs"), member(object, "outputs")) {
                 (Some(inputs), Some(outputs)) => {
-                    Tests::InputOutput(parse_input_output(inputs, outputs)?)
+                    ParsedTests::InputOutput(parse_input_output(inputs, outputs)?)
                 }
                 (Some(_), None) => {
                     return Err(TestSuiteError::MissingPair {
@@ -200,7 +200,7 @@ impl TestSuite {
             }
         };
         let checker = Checker::from_ground_truth(object)?;
-        if checker.is_some() && matches!(tests, Tests::Functional(_)) {
+        if checker.is_some() && matches!(tests, ParsedTests::Functional(_)) {
             return Err(TestSuiteError::Checker {
                 key: "checker",
                 reason: "applies to \"inputs\"/\"outputs\" tests; this ground truth has \"functional\" tests".to_owned(),
@@ -219,9 +219,9 @@ impl TestSuite {
     /// How many tests the suite holds (a single functional string counts as one).
     pub fn len(&self) -> usize {
         match &self.tests {
-            Tests::InputOutput(tests) => tests.len(),
-            Tests::Functional(FunctionalTests::List(statements)) => statements.len(),
-            Tests::Functional(FunctionalTests::Single(_)) => 1,
+            ParsedTests::InputOutput(tests) => tests.len(),
+            ParsedTests::Functional(FunctionalTests::List(statements)) => statements.len(),
+            ParsedTests::Functional(FunctionalTests::Single(_)) => 1,
         }
     }
 
@@ -296,7 +296,7 @@ fn parse_functional(value: &Value) -> Result<FunctionalTests, TestSuiteError> {
     }
 }
 
-fn parse_values(key: &'static str, value: &Value) -> Result<Vec<TestValue>, TestSuiteError> {
+fn parse_values(key: &'static str, value: &Value) -> Result<Vec<ParsedValue>, TestSuiteError> {
     let Value::Array(items) = value else {
         return Err(TestSuiteError::WrongType {
             key,
@@ -309,8 +309,8 @@ fn parse_values(key: &'static str, value: &Value) -> Result<Vec<TestValue>, Test
         .iter()
         .enumerate()
         .map(|(index, item)| match item {
-            Value::String(text) => Ok(TestValue::Text(text.clone())),
-            Value::Array(values) => Ok(TestValue::List(values.clone())),
+            Value::String(text) => Ok(ParsedValue::Text(text.clone())),
+            Value::Array(values) => Ok(ParsedValue::List(values.clone())),
             other => Err(TestSuiteError::WrongElementType {
                 key,
                 index,
@@ -354,12 +354,15 @@ mod tests {
             "outputs": ["0\n", ["8", 9]]
         }))
         .unwrap();
-        let Tests::InputOutput(tests) = &suite.tests else {
+        let ParsedTests::InputOutput(tests) = &suite.tests else {
             panic!("expected input/output tests");
         };
         assert_eq!(tests.len(), 2);
-        assert_eq!(tests[1].input, TestValue::List(vec![json!("123")]));
-        assert_eq!(tests[1].output, TestValue::List(vec![json!("8"), json!(9)]));
+        assert_eq!(tests[1].input, ParsedValue::List(vec![json!("123")]));
+        assert_eq!(
+            tests[1].output,
+            ParsedValue::List(vec![json!("8"), json!(9)])
+        );
     }
 
     #[test]
@@ -368,7 +371,7 @@ mod tests {
             TestSuite::from_value(&json!("{\"functional\": [\"assert f(1) == 2\"]}")).unwrap();
         assert_eq!(
             suite.tests,
-            Tests::Functional(FunctionalTests::List(vec!["assert f(1) == 2".into()]))
+            ParsedTests::Functional(FunctionalTests::List(vec!["assert f(1) == 2".into()]))
         );
         let single = TestSuite::from_json_str(r#"{"functional": "assert f(1) == 2"}"#).unwrap();
         assert_eq!(single.len(), 1);
@@ -393,10 +396,10 @@ mod tests {
     fn issue_13_json_string_ground_truths_are_read_as_python_reads_them() {
         let suite =
             TestSuite::from_json_str(r#"{"inputs": ["\ud800\n"], "outputs": ["x"]}"#).unwrap();
-        let Tests::InputOutput(tests) = &suite.tests else {
+        let ParsedTests::InputOutput(tests) = &suite.tests else {
             panic!("expected input/output tests");
         };
-        assert_eq!(tests[0].input, TestValue::Text("\u{fffd}\n".into()));
+        assert_eq!(tests[0].input, ParsedValue::Text("\u{fffd}\n".into()));
         let error =
             TestSuite::from_value(&json!(r#"{"functional": ["assert 1"], "timeout": NaN}"#))
                 .unwrap_err()
@@ -415,7 +418,9 @@ mod tests {
             "timeout": null, "max_test_cases": null
         }))
         .unwrap();
-        assert!(matches!(input_output.tests, Tests::InputOutput(ref tests) if tests.len() == 1));
+        assert!(
+            matches!(input_output.tests, ParsedTests::InputOutput(ref tests) if tests.len() == 1)
+        );
         assert_eq!(
             (input_output.time_limit, input_output.max_test_cases),
             (None, None)

@@ -23,7 +23,7 @@ use rlvr_engine::{CheckerJudge, CheckerLimits};
 use rlvr_sandbox::Sandbox;
 use rlvr_verify::checker_assurance::{Probe, expected_is_blank, probe_checker, probe_with};
 use rlvr_verify::{
-    CheckerOutcome, Profile, ProfileName, TestSuite, TestSuiteError, Tests, parse_python_json,
+    CheckerOutcome, ParsedTests, Profile, ProfileName, TestSuite, TestSuiteError, parse_python_json,
 };
 use serde_json::Value;
 
@@ -200,7 +200,7 @@ fn check_line(
     };
     report.with_checker += 1;
     *report.checkers.entry(checker.to_string()).or_default() += 1;
-    let Tests::InputOutput(tests) = &suite.tests else {
+    let ParsedTests::InputOutput(tests) = &suite.tests else {
         // `TestSuite` refuses a checker with functional tests.
         return Ok(());
     };
