@@ -53,6 +53,18 @@ impl ProfileName {
     }
 }
 
+/// `--profile`: the names of [`ProfileName::ALL`], judge first.
+#[cfg(feature = "clap")]
+impl clap::ValueEnum for ProfileName {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Self::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()))
+    }
+}
+
 impl fmt::Display for ProfileName {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str(self.as_str())

@@ -24,7 +24,7 @@ use crate::stdout::{out, outln};
 pub(crate) struct Args {
     /// Measure this rlvr profile in process (judge, klear, code-r1, rllm, prime); with --url,
     /// the profile to ask the server for. The default target is `--profile judge`.
-    #[arg(long)]
+    #[arg(long, value_enum)]
     profile: Option<ProfileName>,
     /// Measure a running `rlvr serve` through its native API (`POST URL/v1/verify`).
     #[arg(long, value_name = "URL")]

@@ -33,8 +33,8 @@ pub(crate) struct Args {
     /// Seconds a request may take at most (requests may ask for less).
     #[arg(long, default_value_t = 900.0)]
     request_deadline: f64,
-    /// Profile of requests that name none: judge (default), klear, code-r1, rllm, prime.
-    #[arg(long, default_value = "judge")]
+    /// Profile of requests that name none.
+    #[arg(long, value_enum, default_value_t = ProfileName::Judge)]
     profile: ProfileName,
     /// Most client connections open at once (lowered to fit `ulimit -n`). At the cap the one
     /// waiting longest for a request is closed to make room; if all are busy, 503.

@@ -111,7 +111,12 @@ fn unknown_profiles_and_unreadable_files_exit_2() {
     );
     let unknown = verify(&jobs, &["--profile", "nonsense"]);
     assert_eq!(unknown.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown profile"));
+    let message = String::from_utf8_lossy(&unknown.stderr);
+    assert!(
+        message.contains("invalid value 'nonsense'")
+            && message.contains("[possible values: judge, klear, code-r1, rllm, prime]"),
+        "{message}"
+    );
     assert_eq!(
         verify(&directory.path().join("missing.jsonl"), &[])
             .status

@@ -43,8 +43,8 @@ pub(crate) struct Args {
     /// The dataset file whose zero-based rows the jobs' `index` fields name.
     #[arg(long)]
     dataset: Option<PathBuf>,
-    /// Reward rules: judge (ours, the default), klear, code-r1, rllm, prime.
-    #[arg(long, default_value = "judge")]
+    /// Reward rules: judge (ours, the default) or a reference's.
+    #[arg(long, value_enum, default_value_t = ProfileName::Judge)]
     profile: ProfileName,
     /// Write results here instead of standard output.
     #[arg(long)]
