@@ -1,13 +1,12 @@
 //! Downloads against a local HTTP server that serves ranges, drops connections mid-body,
 //! ignores `Range`, or serves corrupted bytes.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rlvr_hub::{DownloadError, DownloadOptions, download};
+use rlvr_test_support::http_server::{Request, Response, Server};
 use sha2::{Digest, Sha256};
 
 /// How the test server misbehaves.
@@ -21,86 +20,29 @@ enum Behaviour {
     IgnoreRange,
 }
 
-/// What the server saw.
-#[derive(Debug, Default)]
-struct Log {
-    requests: Vec<Request>,
-}
-
-#[derive(Debug, Clone)]
-struct Request {
-    path: String,
-    range: Option<String>,
-    authorization: Option<String>,
-}
-
-struct Server {
-    url: String,
-    log: Arc<Mutex<Log>>,
-}
-
+/// Serves `body` at every path ending in `/resolve/main/data.jsonl` (404 elsewhere), from the
+/// byte a `Range: bytes=START-` header asks for unless `behaviour` ignores it.
 fn serve(body: Vec<u8>, behaviour: Behaviour) -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let log = Arc::new(Mutex::new(Log::default()));
-    let server_log = Arc::clone(&log);
-    std::thread::spawn(move || {
-        let mut dropped = 0;
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            let request = read_request(&stream);
-            server_log.lock().unwrap().requests.push(request.clone());
-            let cut = match behaviour {
-                Behaviour::DropConnection { times, cut } if dropped < times => {
-                    dropped += 1;
-                    Some(cut)
-                }
-                _ => None,
-            };
-            respond(stream, &body, &request, behaviour, cut);
+    let mut dropped = 0;
+    Server::start(move |request| {
+        let response = respond(&body, request, behaviour);
+        match behaviour {
+            Behaviour::DropConnection { times, cut } if dropped < times => {
+                dropped += 1;
+                response.cut_after(cut)
+            }
+            _ => response,
         }
-    });
-    Server { url, log }
+    })
 }
 
-fn read_request(stream: &TcpStream) -> Request {
-    let mut reader = BufReader::new(stream);
-    let mut first = String::new();
-    reader.read_line(&mut first).unwrap();
-    let path = first.split_whitespace().nth(1).unwrap_or("").to_string();
-    let mut request = Request {
-        path,
-        range: None,
-        authorization: None,
-    };
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            return request;
-        }
-        let (name, value) = line.split_once(':').unwrap();
-        let value = value.trim().to_string();
-        match name.to_ascii_lowercase().as_str() {
-            "range" => request.range = Some(value),
-            "authorization" => request.authorization = Some(value),
-            _ => {}
-        }
-    }
-}
-
-fn respond(
-    mut stream: TcpStream,
-    body: &[u8],
-    request: &Request,
-    behaviour: Behaviour,
-    cut: Option<usize>,
-) {
+/// What the server answers to `request` (before any cut): 200 with `body`, 206 with the part
+/// from the requested byte, 416 past the end, 404 at other paths.
+fn respond(body: &[u8], request: &Request, behaviour: Behaviour) -> Response {
     if !request.path.ends_with("/resolve/main/data.jsonl") {
-        let _ = stream
-            .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-        return;
+        return Response::not_found();
     }
-    let start = match (&request.range, behaviour) {
+    let start = match (request.header("Range"), behaviour) {
         (Some(range), Behaviour::Honest | Behaviour::DropConnection { .. }) => range
             .trim_start_matches("bytes=")
             .trim_end_matches('-')
@@ -108,31 +50,18 @@ fn respond(
             .unwrap(),
         _ => 0,
     };
-    let head = if start >= body.len() && start > 0 {
-        let _ = write!(
-            stream,
-            "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            body.len()
-        );
-        return;
+    if start >= body.len() && start > 0 {
+        Response::new(416).with_header("Content-Range", format!("bytes */{}", body.len()))
     } else if start > 0 {
-        format!(
-            "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {start}-{}/{}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len() - 1,
-            body.len(),
-            body.len() - start
-        )
+        Response::new(206)
+            .with_header(
+                "Content-Range",
+                format!("bytes {start}-{}/{}", body.len() - 1, body.len()),
+            )
+            .with_body(&body[start..])
     } else {
-        format!(
-            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
-        )
-    };
-    let _ = stream.write_all(head.as_bytes());
-    let rest = &body[start..];
-    let sent = cut.map_or(rest.len(), |cut| cut.min(rest.len()));
-    let _ = stream.write_all(&rest[..sent]);
-    let _ = stream.flush();
+        Response::ok(body)
+    }
 }
 
 fn body(size: usize) -> Vec<u8> {
@@ -161,7 +90,10 @@ fn options(expected: Option<String>) -> DownloadOptions {
 }
 
 fn url(server: &Server) -> String {
-    format!("{}/datasets/owner/name/resolve/main/data.jsonl", server.url)
+    format!(
+        "{}/datasets/owner/name/resolve/main/data.jsonl",
+        server.url()
+    )
 }
 
 fn part(out: &Path) -> std::path::PathBuf {
@@ -185,12 +117,12 @@ fn full_download_is_verified_and_renamed() {
     assert!(summary.verified);
     assert_eq!(summary.bytes, data.len() as u64);
     assert_eq!(summary.attempts, 1);
-    let log = server.log.lock().unwrap();
+    let requests = server.requests();
     assert_eq!(
-        log.requests[0].authorization.as_deref(),
+        requests[0].header("Authorization"),
         Some("Bearer secret-token")
     );
-    assert_eq!(log.requests[0].range, None);
+    assert_eq!(requests[0].header("Range"), None);
 }
 
 #[test]
@@ -209,12 +141,9 @@ fn a_broken_connection_is_resumed_with_a_range_request() {
     assert_eq!(std::fs::read(&out).unwrap(), data);
     assert_eq!(summary.attempts, 3);
     let ranges: Vec<_> = server
-        .log
-        .lock()
-        .unwrap()
-        .requests
+        .requests()
         .iter()
-        .map(|request| request.range.clone())
+        .map(|request| request.header("Range").map(str::to_owned))
         .collect();
     assert_eq!(
         ranges,
@@ -236,10 +165,7 @@ fn a_part_file_left_by_an_earlier_call_is_continued() {
     let summary = download(&url(&server), &out, &options(Some(sha256(&data))), &mut ()).unwrap();
     assert_eq!(summary.resumed_from, 123_456);
     assert_eq!(std::fs::read(&out).unwrap(), data);
-    assert_eq!(
-        server.log.lock().unwrap().requests[0].range.as_deref(),
-        Some("bytes=123456-")
-    );
+    assert_eq!(server.requests()[0].header("Range"), Some("bytes=123456-"));
 }
 
 #[test]
@@ -289,14 +215,14 @@ fn a_missing_file_is_an_http_error_without_retries() {
     let out = directory.path().join("data.jsonl");
     let missing = format!(
         "{}/datasets/owner/name/resolve/main/other.jsonl",
-        server.url
+        server.url()
     );
     let error = download(&missing, &out, &options(None), &mut ()).unwrap_err();
     assert!(
         matches!(error, DownloadError::Status { status: 404, .. }),
         "{error}"
     );
-    assert_eq!(server.log.lock().unwrap().requests.len(), 1);
+    assert_eq!(server.requests().len(), 1);
 }
 
 #[test]

@@ -11,8 +11,13 @@
 //! user namespaces (or of root, for the modes that need it to set up) skips, and with
 //! `RLVR_REQUIRE_EVERYTHING=1` (set by `scripts/test`, so in CI) a mode that cannot run fails
 //! its test instead: a test must not pass when what it tests did not run.
+//!
+//! Also shared: waiting on a condition ([`wait_until`]) and a local HTTP server whose answers
+//! a test chooses ([`http_server`]).
 
 #![forbid(unsafe_code)]
+
+pub mod http_server;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -3,13 +3,11 @@
 //! shows in the exit status; each error is printed once, naming file, line, byte offset and
 //! field; arguments are checked before any work. Sandbox runs here use uids 63100..63199.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+use rlvr_test_support::http_server::{Response, Server};
 
 use crate::support::stderr;
 
@@ -302,30 +300,12 @@ fn issue_13_import_of_an_empty_parquet_file_ends_promptly() {
     assert!(!directory.path().join("out.jsonl").exists());
 }
 
-/// A server that counts connections and answers none of them usefully.
-fn counting_server() -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let endpoint = format!("http://{}", listener.local_addr().unwrap());
-    let connections = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&connections);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            counter.fetch_add(1, Ordering::SeqCst);
-            let mut line = String::new();
-            let _ = BufReader::new(&stream).read_line(&mut line);
-            let _ = stream.write_all(
-                b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            );
-        }
-    });
-    (endpoint, connections)
-}
-
 #[test]
 fn issue_13_fetch_checks_every_argument_before_downloading() {
     let directory = tempfile::tempdir().unwrap();
-    let (endpoint, connections) = counting_server();
+    // A server that counts connections and answers none of them usefully.
+    let server = Server::start(|_| Response::not_found());
+    let endpoint = server.url();
     std::fs::create_dir(directory.path().join("a-directory")).unwrap();
     for (arguments, complaint) in [
         (vec!["--sha256", "XYZ"], "--sha256 `XYZ`"),
@@ -346,11 +326,7 @@ fn issue_13_fetch_checks_every_argument_before_downloading() {
         assert_eq!(output.status.code(), Some(2), "{arguments:?}: {message}");
         assert!(message.contains(complaint), "{arguments:?}: {message}");
     }
-    assert_eq!(
-        connections.load(Ordering::SeqCst),
-        0,
-        "nothing was requested"
-    );
+    assert_eq!(server.connections(), 0, "nothing was requested");
     assert_eq!(listing(directory.path()), ["a-directory"]);
 }
 

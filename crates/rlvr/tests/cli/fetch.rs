@@ -1,40 +1,23 @@
 //! `rlvr fetch` end to end against a local server: success, checksum mismatch, HTTP error.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::process::Command;
 
+use rlvr_test_support::http_server::{Response, Server};
 use sha2::{Digest, Sha256};
 
-/// Serves `body` at every path ending in `/resolve/main/data.jsonl`, 404 elsewhere.
-fn serve(body: &'static [u8]) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let endpoint = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(&stream);
-            let mut first = String::new();
-            reader.read_line(&mut first).unwrap();
-            let mut line = String::new();
-            while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
-                line.clear();
-            }
-            if first.contains("/datasets/owner/name/resolve/main/data.jsonl ") {
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = stream.write_all(body);
-            } else {
-                let _ = stream.write_all(
-                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                );
-            }
+/// Serves `body` at every path ending in `/datasets/owner/name/resolve/main/data.jsonl`, 404
+/// elsewhere.
+fn serve(body: &'static [u8]) -> Server {
+    Server::start(move |request| {
+        if request
+            .path
+            .ends_with("/datasets/owner/name/resolve/main/data.jsonl")
+        {
+            Response::ok(body)
+        } else {
+            Response::not_found()
         }
-    });
-    endpoint
+    })
 }
 
 const BODY: &[u8] = b"{\"prompt\": []}\n";
@@ -62,7 +45,8 @@ fn fetch(endpoint: &str, file: &str, sha256: &str, out: &std::path::Path) -> std
 
 #[test]
 fn fetch_downloads_and_verifies() {
-    let endpoint = serve(BODY);
+    let server = serve(BODY);
+    let endpoint = server.url();
     let directory = tempfile::tempdir().unwrap();
     let out = directory.path().join("data.jsonl");
     let output = fetch(
@@ -82,7 +66,8 @@ fn fetch_downloads_and_verifies() {
 
 #[test]
 fn fetch_rejects_a_checksum_mismatch_with_exit_5() {
-    let endpoint = serve(BODY);
+    let server = serve(BODY);
+    let endpoint = server.url();
     let directory = tempfile::tempdir().unwrap();
     let out = directory.path().join("data.jsonl");
     let output = fetch(&endpoint, "data.jsonl", &"0".repeat(64), &out);
@@ -93,7 +78,8 @@ fn fetch_rejects_a_checksum_mismatch_with_exit_5() {
 
 #[test]
 fn fetch_reports_an_http_error_with_exit_4() {
-    let endpoint = serve(BODY);
+    let server = serve(BODY);
+    let endpoint = server.url();
     let directory = tempfile::tempdir().unwrap();
     let out = directory.path().join("missing.jsonl");
     let output = fetch(&endpoint, "missing.jsonl", &"0".repeat(64), &out);
@@ -103,7 +89,8 @@ fn fetch_reports_an_http_error_with_exit_4() {
 
 #[test]
 fn fetch_takes_the_endpoint_from_the_flag_over_the_environment() {
-    let endpoint = serve(BODY);
+    let server = serve(BODY);
+    let endpoint = server.url();
     let directory = tempfile::tempdir().unwrap();
     let out = directory.path().join("data.jsonl");
     let output = Command::new(env!("CARGO_BIN_EXE_rlvr"))

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use rlvr_test_support::http_server::{Response, Server};
+
 use crate::support::stderr;
 
 const SIGHUP: i32 = 1;
@@ -771,26 +773,10 @@ fn issue_13_verify_killed_at_any_moment_leaves_the_old_results_or_whole_lines() 
 /// A download that fills the disk: exit 6 naming the file, nothing under the final name.
 #[test]
 fn issue_13_full_disk_fetch_keeps_only_its_resumable_part() {
-    use std::io::{BufRead, BufReader};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    // A megabyte at every path: more than the disk has left.
     let body = vec![b'x'; 1 << 20];
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
-                line.clear();
-            }
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(&body);
-        }
-    });
+    let server = Server::start(move |_| Response::ok(body.clone()));
+    let endpoint = server.url();
     let tmpfs = Tmpfs::mount(4 << 20);
     tmpfs.fill_leaving(64 << 10);
     let target = tmpfs.path().join("data.jsonl");
