@@ -83,12 +83,16 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
             } else {
                 ""
             };
-            outln!(
-                "{:<38} {:>7}  rows: {}{more}",
-                flag.flag,
-                flag.count,
-                examples.join(", ")
-            )?;
+            if examples.is_empty() {
+                outln!("{:<38} {:>7}", flag.flag, flag.count)?;
+            } else {
+                outln!(
+                    "{:<38} {:>7}  rows: {}{more}",
+                    flag.flag,
+                    flag.count,
+                    examples.join(", ")
+                )?;
+            }
         }
         print_answer_variety(&report)?;
         print_bad_lines(

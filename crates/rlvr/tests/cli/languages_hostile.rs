@@ -173,7 +173,7 @@ fn cases(port: u16, secret: &Path, marker_directory: &Path) -> Vec<Case> {
     cases
 }
 
-fn jobs_file(caller: &Caller, cases: &[Case]) -> PathBuf {
+fn jobs_file(caller: &Caller, name: &str, cases: &[&Case]) -> PathBuf {
     let mut lines = String::new();
     for case in cases {
         let source = std::fs::read_to_string(fixture_path(&case.fixture)).expect("fixture");
@@ -185,7 +185,51 @@ fn jobs_file(caller: &Caller, cases: &[Case]) -> PathBuf {
         lines.push_str(&job.to_string());
         lines.push('\n');
     }
-    caller.write("jobs.jsonl", lines.as_bytes())
+    caller.write(name, lines.as_bytes())
+}
+
+/// Scores `cases` with `rlvr verify` as `caller`, each test limited to `seconds` and 256 MB;
+/// the results by id, and what verify printed on stderr.
+fn verify_cases(
+    caller: &Caller,
+    name: &str,
+    cases: &[&Case],
+    seconds: &str,
+) -> (BTreeMap<String, Value>, String) {
+    let jobs = jobs_file(caller, name, cases);
+    let started = Instant::now();
+    let output = caller
+        .rlvr(&[
+            "verify",
+            jobs.to_str().expect("utf-8"),
+            "--details",
+            "--time-limit",
+            seconds,
+            "--memory-limit",
+            "256",
+        ])
+        .env("RLVR_TEST_SECRET", "verifier-environment-secret")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("rlvr verify runs");
+    let elapsed = started.elapsed();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    // Compiles (20 s each at most, the endless include among them) and tests, on two workers:
+    // far less than this when nothing hangs.
+    assert!(
+        elapsed < Duration::from_secs(600),
+        "took {elapsed:?}\n{stderr}"
+    );
+    let results = stdout
+        .lines()
+        .map(|line| {
+            let value: Value = serde_json::from_str(line).expect("a result line");
+            (value["id"].as_str().unwrap_or("").to_owned(), value)
+        })
+        .collect();
+    (results, stderr)
 }
 
 in_every_mode!(
@@ -198,39 +242,17 @@ in_every_mode!(
         let secret = caller.write("secret", b"host-secret-contents\n");
         let markers = caller.directory.path().to_path_buf();
         let cases = cases(port, &secret, &markers);
-        let jobs = jobs_file(caller, &cases);
-        let started = Instant::now();
-        let output = caller
-            .rlvr(&[
-                "verify",
-                jobs.to_str().expect("utf-8"),
-                "--details",
-                "--time-limit",
-                "3",
-                "--memory-limit",
-                "256",
-            ])
-            .env("RLVR_TEST_SECRET", "verifier-environment-secret")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .output()
-            .expect("rlvr verify runs");
-        let elapsed = started.elapsed();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        // Compiles (20 s each at most, the endless include among them) and tests (3 s each), on
-        // two workers: far less than this when nothing hangs.
-        assert!(
-            elapsed < Duration::from_secs(600),
-            "took {elapsed:?}\n{stderr}"
-        );
-        let results: BTreeMap<String, Value> = stdout
-            .lines()
-            .map(|line| {
-                let value: Value = serde_json::from_str(line).expect("a result line");
-                (value["id"].as_str().unwrap_or("").to_owned(), value)
-            })
-            .collect();
+        // The memory bombs get a generous clock: they must end by their memory limit (in
+        // 0.2 s when the machine is idle), and a loaded machine must not turn that into a
+        // timeout. Every other case keeps a 3 s limit, so the endless ones end soon.
+        let (memory, others): (Vec<&Case>, Vec<&Case>) = cases
+            .iter()
+            .partition(|case| case.fixture.starts_with("memory."));
+        let (mut results, mut stderr) = verify_cases(caller, "jobs.jsonl", &others, "3");
+        let (memory_results, memory_stderr) =
+            verify_cases(caller, "memory-jobs.jsonl", &memory, "30");
+        results.extend(memory_results);
+        stderr.push_str(&memory_stderr);
         let mut failures = Vec::new();
         for case in &cases {
             let result = &results[&case.id];

@@ -1,10 +1,13 @@
-//! What a user reads, pinned whole with insta snapshots (`snapshots/`): the validation report
-//! and the summary table of a faulty file, and the answer to each common mistake. A change to
+//! What a user reads, pinned whole with insta snapshots (`snapshots/`): the validation report,
+//! the summary table and the audit of a faulty file, the result lines and summary of a small
+//! verify run, and the answer to each common mistake. A change to
 //! any of them shows as a diff to review (`cargo insta review`), not as a silent drift.
 
 use std::path::Path;
 
-use crate::support::rlvr_in;
+use serde_json::json;
+
+use crate::support::{SUM, fenced, job, rlvr_in, write_lines};
 
 /// `rlvr ARGUMENTS` in `directory`, as a user sees it: the command, its exit status, stdout and
 /// stderr.
@@ -51,6 +54,41 @@ fn faulty_file() -> tempfile::TempDir {
 fn validate_reports_each_fault_with_its_row_line_and_offset() {
     let directory = faulty_file();
     insta::assert_snapshot!(transcript(&["validate", "data.jsonl"], directory.path()));
+}
+
+#[test]
+fn audit_flags_the_records_whose_rewards_suffer() {
+    let directory = faulty_file();
+    insta::assert_snapshot!(transcript(&["audit", "data.jsonl"], directory.path()));
+}
+
+/// `verify`'s result lines and its summary on stderr, for a right answer, a wrong one, one that
+/// fails to compile, one with no code and a job that is not valid; the elapsed time and the
+/// rate (the only figures that differ from run to run) are left out of the snapshot.
+#[test]
+fn verify_prints_a_result_per_job_and_a_summary() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let truth = json!({"inputs": ["1 2\n", "3 4\n"], "outputs": ["3\n", "7\n"]});
+    let lines = [
+        job("right", &fenced(SUM), &truth),
+        job("wrong", &fenced("print(0)"), &truth),
+        job("syntax", &fenced("def broken(:"), &truth),
+        job("no-code", "I would rather not.", &truth),
+        json!({"id": "no-truth", "response": fenced(SUM)}).to_string(),
+    ];
+    write_lines(directory.path(), "jobs.jsonl", &lines);
+    let arguments = ["verify", "jobs.jsonl", "--workers", "1"];
+    let text = transcript(&arguments, directory.path());
+    let redacted: Vec<String> = text
+        .lines()
+        .map(|line| match line.split_once(" tests in ") {
+            Some((kept, _)) if line.starts_with("rlvr verify:") => {
+                format!("{kept} tests in [elapsed]")
+            }
+            _ => line.to_owned(),
+        })
+        .collect();
+    insta::assert_snapshot!(redacted.join("\n"));
 }
 
 #[test]
