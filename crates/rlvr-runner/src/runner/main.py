@@ -263,12 +263,7 @@ def adopt_live_channel():
 def main():
     undumpable = make_undumpable()
     live = adopt_live_channel()
-    os.dup2(0, REQUEST_FD)
-    os.dup2(1, RESPONSE_FD)
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1):
-        os.dup2(null, fd)
-    os.close(null)
+    adopt_protocol_descriptors()
     CHILD_STREAMS[:] = standard_streams()
     install_site_builtins()
     install_self_signals()

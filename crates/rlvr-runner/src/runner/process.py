@@ -7,22 +7,6 @@ def install_site_builtins():
         builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
 
 
-def add_site_packages():
-    """`-S` also leaves site-packages off `sys.path`: add them (without running `.pth` files,
-    whose imports cost tens of milliseconds) so numpy and pandas import as usual."""
-    import site
-    import sysconfig
-
-    # `site.getsitepackages()` adds what distributions patch in (Debian's
-    # /usr/lib/python3/dist-packages, where its numpy and pandas live); importing `site`
-    # under -S runs nothing.
-    candidates = [sysconfig.get_path(key) for key in ("purelib", "platlib")]
-    candidates += site.getsitepackages()
-    for path in candidates:
-        if path and path not in sys.path and os.path.isdir(path):
-            sys.path.append(path)
-
-
 # Signals whose default action does not end a process.
 SIGNALS_THAT_DO_NOT_END = frozenset(getattr(signal, name) for name in (
     "SIGCHLD", "SIGCONT", "SIGURG", "SIGWINCH", "SIGSTOP", "SIGTSTP", "SIGTTIN", "SIGTTOU") if hasattr(signal, name))
