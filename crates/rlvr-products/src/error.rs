@@ -50,6 +50,12 @@ pub enum ProductsError {
         #[source]
         source: parquet::errors::ParquetError,
     },
+    /// A file given as Parquet is not one: it does not end with Parquet's magic bytes.
+    #[error("`{path}` is not a Parquet file (it does not end with Parquet's magic bytes `PAR1`)")]
+    NotParquet {
+        /// The file.
+        path: PathBuf,
+    },
     /// A Parquet file does not have the columns of a known layout.
     #[error("`{path}`: {reason}")]
     UnknownLayout {

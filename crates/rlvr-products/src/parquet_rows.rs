@@ -140,6 +140,19 @@ pub fn detect_layout(
     }
 }
 
+/// Whether the file at `path` ends with `PAR1`, as every Parquet file does (a file that does
+/// is Parquet, however damaged: the library's own error then says what is wrong).
+fn ends_with_parquet_magic(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut file| {
+            file.seek(SeekFrom::End(-4))?;
+            file.read_exact(&mut magic)
+        })
+        .is_ok_and(|()| &magic == b"PAR1")
+}
+
 /// Calls `each` with every row of a Parquet file, in order; rows whose source line the export
 /// kept carry it in [`ReleaseParts::source_line`].
 pub fn for_each_parquet_row(
@@ -147,8 +160,16 @@ pub fn for_each_parquet_row(
     mut each: impl FnMut(ReleaseParts) -> Result<(), ProductsError>,
 ) -> Result<(ParquetLayout, u64), ProductsError> {
     let file = fs_err::File::open(path).map_err(|source| ProductsError::io(path, source))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file.into_parts().0)
-        .map_err(|source| ProductsError::parquet(path, source))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(file.into_parts().0).map_err(|source| {
+            if ends_with_parquet_magic(path) {
+                ProductsError::parquet(path, source)
+            } else {
+                ProductsError::NotParquet {
+                    path: path.to_path_buf(),
+                }
+            }
+        })?;
     let kept_text = builder
         .metadata()
         .file_metadata()

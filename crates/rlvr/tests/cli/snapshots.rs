@@ -102,7 +102,7 @@ fn common_mistakes_get_an_answer_naming_what_is_wrong() {
     let directory = faulty_file();
     std::fs::create_dir(directory.path().join("folder")).expect("a directory");
     std::fs::write(directory.path().join("empty.jsonl"), "").expect("an empty file");
-    let mistakes: [&[&str]; 10] = [
+    let mistakes: [&[&str]; 11] = [
         &["validate", "missing.jsonl"],
         &["validate", "folder"],
         &["stats", "empty.jsonl"],
@@ -120,6 +120,7 @@ fn common_mistakes_get_an_answer_naming_what_is_wrong() {
             "out.jsonl",
         ],
         &["verify", "--workers", "0", "data.jsonl"],
+        &["import", "parquet", "data.jsonl", "out.jsonl"],
         &[
             "synth",
             "--rows",
