@@ -361,22 +361,17 @@ pub(crate) fn unprivileged_mapping() -> IdMapping {
 mod tests {
     use super::*;
 
-    /// Whether `pid` (a holder: no exit signal, so `__WALL`) exits before `deadline`; killed
-    /// and reaped otherwise.
-    fn exits_before(pid: libc::pid_t, deadline: std::time::Instant) -> bool {
-        loop {
-            match sys::wait_child(pid, false) {
-                Ok(Some(_)) => return true,
-                Ok(None) if std::time::Instant::now() < deadline => {
-                    std::thread::yield_now();
-                }
-                _ => {
-                    sys::kill_pid(pid, libc::SIGKILL);
-                    let _ = sys::wait_child(pid, true);
-                    return false;
-                }
-            }
+    /// Whether `pid` (a holder: no exit signal, so `__WALL`) exits within `limit`; killed and
+    /// reaped otherwise.
+    fn exits_within(pid: libc::pid_t, limit: Duration) -> bool {
+        let exited = rlvr_test_support::wait_until(limit, || {
+            matches!(sys::wait_child(pid, false), Ok(Some(_)))
+        });
+        if !exited {
+            sys::kill_pid(pid, libc::SIGKILL);
+            let _ = sys::wait_child(pid, true);
         }
+        exited
     }
 
     /// A creator killed between the clone and the holder's kill (a SIGKILLed `rlvr verify`)
@@ -405,8 +400,8 @@ mod tests {
                     .expect("its report");
             }
             drop(go); // what the creator's death does
-            let deadline = std::time::Instant::now() + Duration::from_secs(10);
-            assert!(exits_before(pid, deadline), "told to go on: {told_to_go}");
+            let exited = exits_within(pid, Duration::from_secs(10));
+            assert!(exited, "told to go on: {told_to_go}");
             drop(stack);
         }
     }
