@@ -14,9 +14,15 @@
 //!   2 (testlib's wrong answer and presentation error) reject, anything else is a failure.
 //!
 //! The program's output reaches the checker as bytes in a memory file, never as code. A
-//! checker that crashes, runs past its limits, answers no verdict or a score outside [0, 1] is
-//! a [`CheckerOutcome::Error`]: the test's verdict is `checker_error`, never a pass.
+//! checker that crashes, runs past its limits, answers no verdict or a score outside [0, 1] has
+//! failed, never passed the output. Whose fault that is decides the test (issue 32,
+//! [`attribute_checker_failure`]): the checker is run on the test's expected output in the
+//! program's place, at most once per checker and test in a job (the verdicts are kept until
+//! [`CheckerJudge::finish_job`]); when it accepts that, the output made it fail
+//! ([`CheckerOutcome::Rejected`]: a wrong answer), else the checker is broken
+//! ([`CheckerOutcome::Error`]: `checker_error`, a `null` score).
 
+use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +35,8 @@ use rlvr_languages::{
 use rlvr_runner::{ChildEnding, JudgeOptions, TestLimits};
 use rlvr_sandbox::{ResourceLimits, Sandbox, WORK_DIRECTORY};
 use rlvr_verify::{
-    Checker, CheckerOutcome, CheckerScore, ExecutionResult, TestProgram, checker_needed,
+    Checker, CheckerOutcome, CheckerScore, ExecutionResult, TestProgram, attribute_checker_failure,
+    checker_needed,
 };
 
 use crate::runner_start::{RUNNER_CPU, RunnerProcess, start_runner};
@@ -47,6 +54,11 @@ const CHECKER_PROCESS_WALL: Duration = Duration::from_secs(24 * 3600);
 const MINIMUM_CHECKER_TIME: Duration = Duration::from_secs(2);
 /// The least memory a checker gets, whatever the program's limit.
 const MINIMUM_CHECKER_MEMORY: u64 = 256 << 20;
+/// The most verdicts on expected outputs kept at once (a job's tests, [`MAX_TESTS`] at most,
+/// fit; past it they are forgotten and asked again).
+///
+/// [`MAX_TESTS`]: rlvr_verify::MAX_TESTS
+const MAX_EXPECTED_VERDICTS: usize = rlvr_verify::MAX_TESTS;
 
 /// A checker's own limits for one output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,8 +116,13 @@ pub struct CheckerJudge {
     cpp: Option<CppChecker>,
     nonces: RandomState,
     counter: u64,
-    /// The first checker failure since [`CheckerJudge::take_error`], for the job's reason.
+    /// The first checker failure since [`CheckerJudge::finish_job`], for the job's reason.
     first_error: Option<String>,
+    /// What each checker made of a test's expected output in the program's place, asked when
+    /// an output made it fail (issue 32), by [`CheckerJudge::expected_key`]; kept for the job.
+    expected_verdicts: HashMap<[u64; 2], CheckerOutcome>,
+    /// The keyed hash behind [`CheckerJudge::expected_key`] (random per judge).
+    keys: RandomState,
 }
 
 impl std::fmt::Debug for CheckerJudge {
@@ -130,11 +147,16 @@ impl CheckerJudge {
             nonces: RandomState::new(),
             counter: 0,
             first_error: None,
+            expected_verdicts: HashMap::new(),
+            keys: RandomState::new(),
         }
     }
 
-    /// The first checker failure since the last call (the job's reason names it).
-    pub fn take_error(&mut self) -> Option<String> {
+    /// Ends a job (called before each job too, so none is left open): forgets the checkers'
+    /// verdicts on the job's expected outputs, and returns the first checker failure since the
+    /// last call (the job's reason names it).
+    pub fn finish_job(&mut self) -> Option<String> {
+        self.expected_verdicts.clear();
         self.first_error.take()
     }
 
@@ -163,9 +185,83 @@ impl CheckerJudge {
         result.checker = Some(outcome);
     }
 
-    /// Judges one output with a sandboxed checker. A built-in checker is decided here too (it
-    /// runs in the verifier: a pure comparison).
+    /// Judges one output with a sandboxed checker, a failure attributed (issue 32): when the
+    /// output makes the checker fail, the checker is run on `expected` in the output's place
+    /// (once per checker and test until [`CheckerJudge::finish_job`]) and the failure is the
+    /// output's ([`CheckerOutcome::Rejected`]) if it accepts that, the checker's
+    /// ([`CheckerOutcome::Error`]) if not. A built-in checker is decided here too (it runs in
+    /// the verifier: a pure comparison, which never fails).
     pub fn judge(
+        &mut self,
+        sandbox: &Sandbox,
+        checker: &Checker,
+        input: &str,
+        output: &[u8],
+        expected: &str,
+        limits: CheckerLimits,
+    ) -> CheckerOutcome {
+        let on_output = self.run_checker(sandbox, checker, input, output, expected, limits);
+        if !matches!(on_output, CheckerOutcome::Error(_)) {
+            return on_output;
+        }
+        let key = self.expected_key(checker, input, expected, limits);
+        if output == expected.as_bytes() {
+            // The output is the expected output: the checker fails on that, so it is broken.
+            self.remember_expected_verdict(key, on_output.clone());
+            return on_output;
+        }
+        attribute_checker_failure(on_output, || {
+            if let Some(known) = self.expected_verdicts.get(&key) {
+                return known.clone();
+            }
+            let on_expected = self.run_checker(
+                sandbox,
+                checker,
+                input,
+                expected.as_bytes(),
+                expected,
+                limits,
+            );
+            self.remember_expected_verdict(key, on_expected.clone());
+            on_expected
+        })
+    }
+
+    /// Identifies a checker's verdict on one test's expected output: a keyed hash (random per
+    /// judge, 128 bits) of the checker, the input, the expected output and the limits.
+    fn expected_key(
+        &self,
+        checker: &Checker,
+        input: &str,
+        expected: &str,
+        limits: CheckerLimits,
+    ) -> [u64; 2] {
+        let (kind, source): (&str, &str) = match checker {
+            Checker::BuiltIn(_) => ("built-in", ""),
+            Checker::Python(source) => ("python", source),
+            Checker::Cpp(source) => ("c++", source),
+        };
+        let identity = (
+            kind,
+            source,
+            input,
+            expected,
+            limits.time,
+            limits.memory_bytes,
+        );
+        let first = self.keys.hash_one(&identity);
+        [first, self.keys.hash_one((identity, first))]
+    }
+
+    fn remember_expected_verdict(&mut self, key: [u64; 2], verdict: CheckerOutcome) {
+        if self.expected_verdicts.len() >= MAX_EXPECTED_VERDICTS {
+            self.expected_verdicts.clear();
+        }
+        self.expected_verdicts.insert(key, verdict);
+    }
+
+    /// What the checker makes of one output, a failure as it is (not yet attributed).
+    fn run_checker(
         &mut self,
         sandbox: &Sandbox,
         checker: &Checker,
