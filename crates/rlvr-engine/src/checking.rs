@@ -60,6 +60,11 @@ const MINIMUM_CHECKER_MEMORY: u64 = 256 << 20;
 /// [`MAX_TESTS`]: rlvr_verify::MAX_TESTS
 const MAX_EXPECTED_VERDICTS: usize = rlvr_verify::MAX_TESTS;
 
+/// What a checker made of one output, or why it never read it: its sandbox could not start,
+/// it does not compile, its process could not be started (a failure of the machine or of the
+/// checker's source, never of the output, so never attributed to it).
+type Judged = Result<CheckerOutcome, String>;
+
 /// A checker's own limits for one output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CheckerLimits {
@@ -200,7 +205,11 @@ impl CheckerJudge {
         expected: &str,
         limits: CheckerLimits,
     ) -> CheckerOutcome {
-        let on_output = self.run_checker(sandbox, checker, input, output, expected, limits);
+        let on_output = match self.run_checker(sandbox, checker, input, output, expected, limits) {
+            Ok(outcome) => outcome,
+            // The checker never read the output: no failure of its is the output's.
+            Err(unstarted) => return CheckerOutcome::Error(unstarted),
+        };
         if !matches!(on_output, CheckerOutcome::Error(_)) {
             return on_output;
         }
@@ -214,16 +223,21 @@ impl CheckerJudge {
             if let Some(known) = self.expected_verdicts.get(&key) {
                 return known.clone();
             }
-            let on_expected = self.run_checker(
+            match self.run_checker(
                 sandbox,
                 checker,
                 input,
                 expected.as_bytes(),
                 expected,
                 limits,
-            );
-            self.remember_expected_verdict(key, on_expected.clone());
-            on_expected
+            ) {
+                Ok(on_expected) => {
+                    self.remember_expected_verdict(key, on_expected.clone());
+                    on_expected
+                }
+                // Not kept: the next test asks again.
+                Err(unstarted) => CheckerOutcome::Error(unstarted),
+            }
         })
     }
 
@@ -269,9 +283,11 @@ impl CheckerJudge {
         output: &[u8],
         expected: &str,
         limits: CheckerLimits,
-    ) -> CheckerOutcome {
+    ) -> Judged {
         match checker {
-            Checker::BuiltIn(rule) => score_of(f64::from(u8::from(rule.accepts(output, expected)))),
+            Checker::BuiltIn(rule) => Ok(score_of(f64::from(u8::from(
+                rule.accepts(output, expected),
+            )))),
             Checker::Python(source) => {
                 self.judge_python(sandbox, source, input, output, expected, limits)
             }
@@ -344,7 +360,7 @@ impl CheckerJudge {
         output: &[u8],
         expected: &str,
         limits: CheckerLimits,
-    ) -> CheckerOutcome {
+    ) -> Judged {
         let nonce = self.nonce();
         let mut stdin = format!(
             "{nonce} {} {} {}\n",
@@ -372,12 +388,10 @@ impl CheckerJudge {
         // checker's failure.
         let mut failure = String::new();
         for _ in 0..2 {
-            let checker = match self.python_runner(sandbox, source, limits) {
-                Ok(checker) => checker,
-                Err(error) => return CheckerOutcome::Error(error),
-            };
+            // A runner that cannot start or load the checker never reads the output.
+            let checker = self.python_runner(sandbox, source, limits)?;
             if let Some(error) = &checker.compile_error {
-                return CheckerOutcome::Error(error.clone());
+                return Err(error.clone());
             }
             match checker
                 .process
@@ -386,19 +400,19 @@ impl CheckerJudge {
             {
                 Ok(report) => {
                     if report.outcome == ChildEnding::Timeout {
-                        return CheckerOutcome::Error(format!(
+                        return Ok(CheckerOutcome::Error(format!(
                             "the checker ran past its time limit ({} ms)",
                             limits.wall_ms()
-                        ));
+                        )));
                     }
                     if report.outcome == ChildEnding::Signaled || report.exit_code != Some(0) {
-                        return CheckerOutcome::Error(format!(
+                        return Ok(CheckerOutcome::Error(format!(
                             "the checker failed ({}){}",
                             ending_text(report.exit_code, report.signal),
                             last_line(&report.stderr)
-                        ));
+                        )));
                     }
-                    return verdict_line(&report.stdout, &nonce);
+                    return Ok(verdict_line(&report.stdout, &nonce));
                 }
                 Err(error) => {
                     failure = error.to_string();
@@ -406,7 +420,9 @@ impl CheckerJudge {
                 }
             }
         }
-        CheckerOutcome::Error(format!("the checker's runner died: {failure}"))
+        Ok(CheckerOutcome::Error(format!(
+            "the checker's runner died: {failure}"
+        )))
     }
 
     /// A C++ checker's program and supervisor for `source`, compiled (through the cache) when
@@ -451,11 +467,11 @@ impl CheckerJudge {
         output: &[u8],
         expected: &str,
         limits: CheckerLimits,
-    ) -> CheckerOutcome {
+    ) -> Judged {
         let checker = self.cpp_checker(sandbox, source, limits);
         let program = match &checker.program {
             Ok(program) => program.clone(),
-            Err(error) => return CheckerOutcome::Error(error.clone()),
+            Err(error) => return Err(error.clone()),
         };
         let test = RunSpec {
             stdin: Vec::new(),
@@ -488,9 +504,7 @@ impl CheckerJudge {
                 match started {
                     Ok(started) => checker.supervisor = Some(started),
                     Err(error) => {
-                        return CheckerOutcome::Error(format!(
-                            "the checker's sandbox cannot start: {error}"
-                        ));
+                        return Err(format!("the checker's sandbox cannot start: {error}"));
                     }
                 }
             }
@@ -503,7 +517,9 @@ impl CheckerJudge {
                 }
             }
         }
-        CheckerOutcome::Error(format!("the checker's supervisor died: {failure}"))
+        Ok(CheckerOutcome::Error(format!(
+            "the checker's supervisor died: {failure}"
+        )))
     }
 }
 
@@ -590,9 +606,16 @@ fn verdict_line(stdout: &[u8], nonce: &str) -> CheckerOutcome {
 }
 
 /// testlib's exit statuses: 0 accepted, 1 wrong answer, 2 presentation error; 3 (the
-/// checker's own failure) and anything else is a failure of the checker.
-fn cpp_verdict(report: &RunReport, limits: CheckerLimits) -> CheckerOutcome {
-    match report.ending {
+/// checker's own failure) and anything else is a failure of the checker. A checker the
+/// supervisor could not start never read the output.
+fn cpp_verdict(report: &RunReport, limits: CheckerLimits) -> Judged {
+    if report.ending == ending::NOT_STARTED {
+        return Err(format!(
+            "the checker could not start: {}",
+            String::from_utf8_lossy(&report.message)
+        ));
+    }
+    Ok(match report.ending {
         ending::EXITED => match report.exit_code {
             0 => score_of(1.0),
             1 | 2 => score_of(0.0),
@@ -610,11 +633,10 @@ fn cpp_verdict(report: &RunReport, limits: CheckerLimits) -> CheckerOutcome {
             report.signal,
             last_line(&report.stderr)
         )),
-        _ => CheckerOutcome::Error(format!(
-            "the checker could not start: {}",
-            String::from_utf8_lossy(&report.message)
+        other => CheckerOutcome::Error(format!(
+            "the checker's supervisor reported an unknown ending ({other})"
         )),
-    }
+    })
 }
 
 /// Whether a line is `#include "testlib.h"` (or `<testlib.h>`).

@@ -646,6 +646,25 @@ fn issue_32_a_checker_broken_on_the_expected_output_stays_a_checker_error() {
         reason.contains("cannot read five (on the expected output too)"),
         "{reason}"
     );
+    // A checker that does not compile never reads an output: it is not asked about the
+    // expected output either.
+    let uncompiled = score_all(
+        &engine,
+        vec![python(
+            "print('garbage')",
+            &json!({"inputs": ["1\n"], "outputs": ["1\n"], "checker": "def check(i, o, e)\n    return True\n"}),
+        )],
+    );
+    assert_eq!(
+        uncompiled[0].status,
+        Status::CheckerError,
+        "{uncompiled:#?}"
+    );
+    let reason = uncompiled[0].reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("does not compile") && !reason.contains("expected output"),
+        "{reason}"
+    );
     let rejecting = &results[1];
     assert_eq!(
         (rejecting.status, rejecting.score),
