@@ -263,7 +263,7 @@ impl CheckerJudge {
             limits.time,
             limits.memory_bytes,
         );
-        let first = self.keys.hash_one(&identity);
+        let first = self.keys.hash_one(identity);
         [first, self.keys.hash_one((identity, first))]
     }
 
