@@ -47,6 +47,12 @@ const EXPECTED_DISAGREEMENTS: &[(&str, usize, &str)] = &[
     ("java/prefix.print_writer_close", 3, CLOSED_SYSTEM_OUT),
     ("java/reverse.system_out_close", 1, CLOSED_SYSTEM_OUT),
     ("java/reverse.system_out_close", 2, CLOSED_SYSTEM_OUT),
+    // `scanner.close()` closes System.in: in the warm JVM every later test of the job reads
+    // a closed stream (`NoSuchElementException`, status 1). Test 0 passes.
+    ("java/sum_pair.scanner_close", 1, CLOSED_SYSTEM_IN),
+    ("java/sum_pair.scanner_close", 2, CLOSED_SYSTEM_IN),
+    ("java/sum_pair.scanner_close", 3, CLOSED_SYSTEM_IN),
+    ("java/sum_pair.scanner_close", 4, CLOSED_SYSTEM_IN),
     // `class Main` (not public) holding a `public static class Search`: the judge takes the
     // first "public ... class" of the text for the main class and runs `Search` ("Could not
     // find or load main class Search"), `java Main` runs Main (issue 32, "main-class
@@ -73,6 +79,7 @@ const EXPECTED_DISAGREEMENTS: &[(&str, usize, &str)] = &[
     ),
 ];
 const CLOSED_SYSTEM_OUT: &str = "closing System.out breaks the later tests of the warm JVM";
+const CLOSED_SYSTEM_IN: &str = "closing System.in breaks the later tests of the warm JVM";
 const MAIN_CLASS_FROM_TEXT: &str = "the main class is read from the source text";
 
 /// What a language's runtime prints on stderr when it runs out of memory (docs/languages.md,
