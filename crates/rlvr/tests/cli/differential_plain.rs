@@ -109,6 +109,8 @@ struct Task {
 #[derive(Debug, Clone)]
 struct NativeRun {
     verdict: &'static str,
+    /// Wall-clock milliseconds.
+    milliseconds: u128,
     /// Exit status, signal or time, and the first line of stderr: for the table.
     detail: String,
 }
@@ -461,6 +463,7 @@ fn run_native(
         child.wait().expect("reap");
         return NativeRun {
             verdict: "timeout",
+            milliseconds: elapsed.as_millis(),
             detail: format!("killed after {} ms", elapsed.as_millis()),
         };
     };
@@ -488,7 +491,11 @@ fn run_native(
     } else {
         "wrong_answer"
     };
-    NativeRun { verdict, detail }
+    NativeRun {
+        verdict,
+        milliseconds: elapsed.as_millis(),
+        detail,
+    }
 }
 
 /// Compiles and runs every program natively, `NATIVE_PARALLELISM` programs at a time; the
@@ -722,6 +729,7 @@ fn issue_32_differential_plain_stale_or_missing_expectations_fail() {
         input_bytes: 4,
         native: NativeRun {
             verdict: native,
+            milliseconds: 1,
             detail: String::new(),
         },
         judge: judge.to_owned(),
@@ -810,6 +818,17 @@ fn issue_32_differential_plain_every_verdict_equals_a_fresh_plain_run() {
         })
         .map(|(program, test, _)| ((*program).to_owned(), *test))
         .collect();
+    // How far the slowest plain pass is from the time limit (for a loaded machine).
+    if let Some(slowest) = outcomes
+        .iter()
+        .filter(|outcome| outcome.native.verdict == "pass")
+        .max_by_key(|outcome| outcome.native.milliseconds)
+    {
+        eprintln!(
+            "slowest plain pass: {} test {}, {} ms of {TIME_LIMIT_SECONDS} s",
+            slowest.program, slowest.test, slowest.native.milliseconds
+        );
+    }
     let comparison = compare(outcomes, &expected);
     if !comparison.known.is_empty() {
         eprintln!(
