@@ -32,6 +32,23 @@ pub const RUNNER_SOURCE: &str = concat!(
     include_str!("runner/main.py"),
 );
 
+/// RUNNER_SOURCE in two pieces, each one argument of the command line: the kernel refuses a
+/// single argument over 128 KiB (`MAX_ARG_STRLEN`), and the bootstrap joins them.
+const RUNNER_SOURCE_HEAD: &str = concat!(
+    include_str!("runner/header.py"),
+    include_str!("runner/protocol.py"),
+    include_str!("runner/process.py"),
+    include_str!("runner/harness.py"),
+    include_str!("runner/codec.py"),
+);
+const RUNNER_SOURCE_TAIL: &str = concat!(
+    include_str!("runner/sensor.py"),
+    include_str!("runner/live.py"),
+    include_str!("runner/isolation.py"),
+    include_str!("runner/test.py"),
+    include_str!("runner/main.py"),
+);
+
 /// The framing of the runner protocol (`runner/protocol.py`), which the referee speaks too.
 pub const FRAMING_SOURCE: &str = include_str!("runner/protocol.py");
 
@@ -45,9 +62,16 @@ pub const CODEC_SOURCE: &str = include_str!("runner/codec.py");
 pub const BOOTSTRAP_SOURCE: &str = include_str!("runner/bootstrap.py");
 
 /// Arguments for the interpreter that make it a runner: isolated mode, no `site`, the bootstrap
-/// program and the runner's source.
-pub fn interpreter_arguments() -> [&'static str; 5] {
-    ["-I", "-S", "-c", BOOTSTRAP_SOURCE, RUNNER_SOURCE]
+/// program and the runner's source (in two pieces the bootstrap joins).
+pub fn interpreter_arguments() -> [&'static str; 6] {
+    [
+        "-I",
+        "-S",
+        "-c",
+        BOOTSTRAP_SOURCE,
+        RUNNER_SOURCE_HEAD,
+        RUNNER_SOURCE_TAIL,
+    ]
 }
 
 /// The runner's command line for the sandbox: `python` (the sandbox's interpreter) and

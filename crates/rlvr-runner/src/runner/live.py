@@ -16,7 +16,11 @@
 #   {"t": "next", "o": ref, "count": n}                                      up to n items
 #   {"t": "end"}                                                             the test is over
 # A ref is a handle atom ({"h": n}). Replies: {"t": "return", "id", "v", "tab", "back",
-# "types"} or {"t": "raise", "id", "type", "message"}. "back" holds the state after the call of
+# "types"} or {"t": "raise", "id", "type", "message", "v", "tab"} ("v": the exception, encoded).
+# What a call returns is data: an instance of one of the solution's classes crosses as a record
+# (its class name and attributes, with a handle for `len`, `iter`, `str`...), except the instance
+# a call of the class itself makes ("live" in the request): that one stays a handle whose methods
+# the test calls. "op" "snapshot" sends a handle's object as a record, for `==` in the referee. "back" holds the state after the call of
 # every mutable argument, by position (keyword arguments by name), so the referee writes it
 # into the test's own objects. The child calls back the same way ({"t": "call"} with an "x"
 # handle the referee sent), and the referee answers it while the child waits.
@@ -85,6 +89,8 @@ class LiveSession:
         self.next_request = 0
         self.referee_objects = {}
         self.buffer = b""
+        self.live = set()  # ids of the objects the referee holds as live handles
+        self.snapshot = None  # the object a "snapshot" sends as a record even if it is live
 
     # Framing.
     def send(self, message):
@@ -131,7 +137,8 @@ class LiveSession:
                 if klass is object:
                     continue
                 for name, attribute in dict(type.__dict__["__dict__"].__get__(klass)).items():
-                    if type(name) is not str or name in seen or name.startswith("__"):
+                    if type(name) is not str or name in seen or name.startswith("__") and name not in (
+                            "__bool__", "__len__"):
                         continue
                     seen.add(name)
                     if isinstance(attribute, (staticmethod, classmethod, types.FunctionType)):
@@ -145,8 +152,28 @@ class LiveSession:
     def encode(self, values):
         """`(table, encoded values, extra)`: `extra` holds the new handles' types for the reply."""
         self.pending = {"types": {}, "handles": {}}
-        table, encoded = encode_values(values, self.classes, numpy_as_plain=True, opaque=self.handle)
+        table, encoded = encode_values(values, self.classes, numpy_as_plain=True, opaque=self.handle,
+                                       record=self.record_number)
         return table, encoded, {key: part for key, part in self.pending.items() if part}
+
+    def record_number(self, value):
+        """The handle number of an object that crosses as a record (an instance of one of the
+        solution's classes the referee does not hold as a live handle) or as an exception class;
+        None for anything else."""
+        if isinstance(value, type):
+            return self.handle(value)["h"] if issubclass(value, BaseException) else None
+        if type(value).__module__ != "__main__" or id(value) in self.live and value is not self.snapshot:
+            return None
+        return self.handle(value)["h"]
+
+    def standard_origin(self, value):
+        """`(module, name)` when `value` is a public object of a pure standard module (the
+        solution bound it with `from fractions import Fraction`): the referee uses its own."""
+        reference = builtin_reference(value)
+        if reference is None or "." not in reference["bi"]:
+            return None
+        module, _, name = reference["bi"].rpartition(".")
+        return (module, name) if module in CODEC_STANDARD_MODULES else None
 
     def resolve(self, tag, number):
         if tag == "h":
@@ -154,7 +181,7 @@ class LiveSession:
                 return self.objects[number]
             raise Malformed(f"unknown handle {number}")
         if tag == "bi":
-            return live_builtin(number)
+            return named_builtin(number)
         referee_object = self.referee_objects.get(number)
         if referee_object is None:
             referee_object = self.referee_objects[number] = RefereeObject(self, number)
@@ -176,9 +203,15 @@ class LiveSession:
                 continue
             if type(value) is types.ModuleType:
                 names[name] = ["module", value.__name__]
+                continue
+            origin = self.standard_origin(value) if callable(value) else None
+            if isinstance(value, type) and issubclass(value, BaseException) and origin is None:
+                table, (atom,), extra = self.encode([value])
+                names[name] = ["exception", atom, dict(extra, tab=table)]
             elif callable(value):
                 _, (atom,), extra = self.encode_handle(value)
-                names[name] = ["callable", atom, extra]
+                kind = "class" if isinstance(value, type) else "callable"
+                names[name] = [kind, atom, extra] if origin is None else ["std", atom, extra, *origin]
             else:
                 names[name] = ["value"]
         self.send({"t": "ready", "names": names})
@@ -199,6 +232,11 @@ class LiveSession:
             raise
         except BaseException as error:
             reply = {"t": "raise", "type": exception_name(error), "message": exception_message(error)}
+            try:
+                table, (encoded,), extra = self.encode([error])
+                reply.update(extra, v=encoded, tab=table)
+            except BaseException:
+                pass
         reply["id"] = identifier
         try:
             self.send(reply)
@@ -240,6 +278,10 @@ class LiveSession:
             if kind == "method":
                 function = getattr(function, message["n"])
             value = function(*positional, **named)
+            if message.get("live") and type(value).__module__ == "__main__" and not isinstance(value, type):
+                # The instance the test built by calling a class: a live handle (kept alive in
+                # `objects` once encoded, so its id is not reused).
+                self.live.add(id(value))
             return self.returned(value, positional, named)
         if kind == "getattr":
             return self.returned(getattr(self.decode(table, [message["o"]])[0], message["n"]))
@@ -250,6 +292,12 @@ class LiveSession:
         if kind == "op":
             name = message["n"]
             operands = self.decode(table, [message["o"]] + ([message["v"]] if "v" in message else []))
+            if name == "snapshot" and len(operands) == 1:
+                self.snapshot = operands[0]
+                try:
+                    return self.returned(operands[0])
+                finally:
+                    self.snapshot = None
             return self.returned(live_operator(name, operands))
         raise ValueError(f"unknown request {kind!r}")
 
@@ -295,7 +343,13 @@ class LiveSession:
                 raise LiveEnded
             if kind in ("return", "raise") and reply.get("id") == identifier:
                 if kind == "raise":
-                    raise live_exception(reply.get("type"), reply.get("message"))
+                    arguments = None
+                    if "a" in reply:
+                        try:
+                            arguments = tuple(self.decode(reply.get("tab", []), [reply["a"]])[0])
+                        except (Malformed, TypeError):
+                            arguments = None
+                    raise live_exception(reply.get("type"), reply.get("message"), arguments)
                 return reply
             self.answer(reply)
 
@@ -317,25 +371,6 @@ class LiveClasses:
         if fallback is None:
             fallback = self.session.fallbacks[name] = live_fallback_class(name)
         return fallback
-
-
-def live_builtin(name):
-    """A builtin the referee named: `len`, `str.lower`, `math.sqrt`."""
-    if len(name) > 100:
-        raise Malformed("a builtin's name is too long")
-    owner_name, _, attribute = name.rpartition(".")
-    if owner_name == "math":
-        import math
-
-        found = getattr(math, attribute, None)
-    elif owner_name:
-        owner = getattr(builtins, owner_name, None)
-        found = getattr(owner, attribute, None) if isinstance(owner, type) else None
-    else:
-        found = getattr(builtins, attribute, None)
-    if found is None or not callable(found):
-        raise Malformed(f"unknown builtin {name!r}")
-    return found
 
 
 def live_mutable(value):
@@ -374,12 +409,17 @@ def exception_message(error):
         return ""
 
 
-def live_exception(name, message):
-    """An exception the referee raised in a callback, raised here as a builtin of that name or
-    a plain Exception."""
+def live_exception(name, message, arguments=None):
+    """An exception the referee raised in a callback, raised here as a builtin of that name
+    (with its arguments when they crossed) or a plain Exception."""
     kind = getattr(builtins, name, None) if type(name) is str else None
     if not (isinstance(kind, type) and issubclass(kind, Exception)) or issubclass(kind, StopIteration):
         return Exception(f"{name}: {message}")
+    if type(arguments) is tuple:
+        try:
+            return kind(*arguments)
+        except Exception:
+            pass
     return kind(message)
 
 
