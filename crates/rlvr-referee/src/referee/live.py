@@ -17,6 +17,13 @@ LIVE_MAX_HANDLE_TYPES = 100_000
 PLAIN_VALUE_METHODS = frozenset(
     name for kind in (str, bytes, bytearray, list, tuple, dict, set, frozenset, int, float, complex)
     for name in dir(kind) if not name.startswith("_"))
+# Predicates of plain values (`startswith`, `isdigit`, `issubset`...): refused even on an instance
+# the test built, whose other methods (a design class's `pop`, `get`, `add`) cross. A test that
+# asserts `get_greeting().startswith('Hello')` expected a string, and a class named like the
+# function (`class get_greeting` with a `startswith` that says yes) must not answer for it.
+PLAIN_VALUE_PREDICATES = frozenset(
+    name for kind in (str, bytes, set, frozenset, int, float)
+    for name in dir(kind) if name.startswith(("is", "startswith", "endswith")))
 # Exceptions that steer the caller's control flow: a solution call never raises them as
 # themselves (a StopIteration from `f` would end `all(map(f, data))` early, as True).
 CONTROL_EXCEPTIONS = ("StopIteration", "StopAsyncIteration", "GeneratorExit", "KeyboardInterrupt",
@@ -74,9 +81,9 @@ class SolutionObject:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         session = self._rlvr_session
-        if self._rlvr_returned and name in PLAIN_VALUE_METHODS:
-            raise NotData(f"the test calls {name!r}, a method of plain values, on an object a solution function "
-                          "returned: only plain data is judged")
+        if self._rlvr_returned and name in PLAIN_VALUE_METHODS or name in PLAIN_VALUE_PREDICATES:
+            raise NotData(f"the test calls {name!r}, a method of plain values, on an object of the solution's: "
+                          "only plain data is judged")
         if name in session.methods.get(self._rlvr_type, ()):
             return SolutionMethod(self, name)
         return session.request({"t": "getattr", "o": {"h": self._rlvr_number}, "n": name},
@@ -382,6 +389,8 @@ class LiveSession:
         self.untrusted_comparisons = 0
         self.broken = None
         self.forgery = False
+        self.iterator_copies = {}  # export number -> a copy of a sequence iterator being served
+        self.iterator_batches = {}  # export number -> the next batch size of another iterator
 
     # Values.
     def export(self, value):
@@ -658,10 +667,44 @@ class LiveSession:
                     raise self.forged("the solution answered a request that was not asked")
                 if type(reply.get("tab", [])) is not list:
                     raise self.forged("the solution's answer is malformed")
+                self.settle(reply)
                 if kind == "raise":
                     raise self.raised(reply)
                 return reply
             self.serve_callback(reply)
+
+    def chunk(self, number, iterator):
+        """The next items of an iterator of the test's the child asked for: from a copy, in big
+        chunks, for an iterator over a sequence (the test's own is advanced afterwards by what
+        the child took, `settle`); from the iterator itself in growing batches (1, 2, 4 ...
+        4096) otherwise, so an infinite generator is drained no further than twice what the
+        solution takes."""
+        if type(iterator) in SEQUENCE_ITERATORS:
+            copied = self.iterator_copies.get(number)
+            if copied is None:
+                copied = self.iterator_copies[number] = copy_module().copy(iterator)
+            items = list(itertools_module().islice(copied, LIVE_SEQUENCE_CHUNK))
+            return items, len(items) < LIVE_SEQUENCE_CHUNK
+        batch = self.iterator_batches.get(number, LIVE_NEXT_FIRST)
+        self.iterator_batches[number] = min(batch * 2, LIVE_NEXT_MOST)
+        items = list(itertools_module().islice(iterator, batch))
+        return items, len(items) < batch
+
+    def settle(self, reply):
+        """Advances each of the test's sequence iterators by what the child says it took."""
+        used = reply.get("used")
+        if used is None:
+            return
+        if type(used) is not list or not all(type(pair) is list and len(pair) == 2 and type(pair[0]) is int
+                                             and type(pair[1]) is int and pair[1] >= 0 for pair in used):
+            raise self.forged("the solution's account of the test's iterators is malformed")
+        for number, taken in used:
+            if not 0 <= number < len(self.exports):
+                raise self.forged("the solution took items of an iterator the test never sent")
+            iterator = self.exports[number]
+            if type(iterator) in SEQUENCE_ITERATORS and taken:
+                collections.deque(itertools_module().islice(iterator, taken), maxlen=0)
+            self.iterator_copies.pop(number, None)
 
     def raised(self, reply):
         """What a solution call raised: its exception rebuilt here when it crossed as a value
@@ -725,14 +768,12 @@ class LiveSession:
                 reply = {"t": "return", "v": encoded[0], "tab": table}
             elif kind == "next":
                 iterator = self.decode(message, [message.get("o")], True)[0]
-                if isinstance(iterator, SolutionObject) or not hasattr(type(iterator), "__next__"):
+                if isinstance(iterator, (SolutionObject, SolutionRecord)) or not hasattr(type(iterator), "__next__"):
                     raise Malformed("only the test's iterators can be advanced")
-                try:
-                    items, done = [next(iterator)], False
-                except StopIteration:
-                    items, done = [], True
+                items, done = self.chunk(message["o"]["x"], iterator)
                 table, encoded, _ = self.encode(items)
-                reply = {"t": "return", "v": encoded, "tab": table, "done": done}
+                reply = {"t": "return", "v": encoded, "tab": table, "done": done,
+                         "sequence": type(iterator) in SEQUENCE_ITERATORS}
             else:
                 raise Malformed(f"the solution sent {kind!r} where an answer was expected")
         except Malformed as error:
@@ -749,6 +790,26 @@ class LiveSession:
                     pass
         reply["id"] = identifier
         self.channel.send(reply)
+
+
+# Iterators over a sequence whose remaining items a copy gives without advancing them: sent in
+# big chunks, the test's own iterator advanced afterwards by what the solution took.
+SEQUENCE_ITERATORS = frozenset(type(iterator) for iterator in (
+    iter([]), iter(()), iter(range(0)), iter(range(1 << 64, (1 << 64) + 1)), iter(""), iter("\u00e9"), iter(b""),
+    iter(bytearray()), iter({}), iter({}.values()), iter({}.items()), reversed([]), reversed(range(0))))
+LIVE_SEQUENCE_CHUNK = 65_536
+
+
+def copy_module():
+    import copy
+
+    return copy
+
+
+def itertools_module():
+    import itertools
+
+    return itertools
 
 
 def solution_exception(name, message):
@@ -779,6 +840,9 @@ def write_back(target, value):
     elif kind is collections.deque:
         target.clear()
         target.extend(value)
+    elif kind.__module__ == "numpy" and kind.__name__ == "ndarray":
+        if target.shape == value.shape and target.dtype == value.dtype and target.flags.writeable:
+            target[...] = value
     elif kind.__module__ == "__main__":
         state = instance_state(value, kind)
         if state is None:

@@ -17,9 +17,10 @@
 # Fraction, {"dec": text} Decimal, {"date": iso}, {"datetime": iso}, {"time": iso},
 # {"td": [days, seconds, microseconds]} timedelta, {"range": [start, stop, step]},
 # {"h": n} / {"x": n} handles (above), {"bi": name} a builtin the test passed (`len`, `str.lower`,
-# `math.sqrt`: the solution's side uses its own).
+# `math.sqrt`: the solution's side uses its own), {"np": [dtype, value]} a numpy scalar.
 # Table entries: ["list", [v...]], ["tuple", [v...]], ["dict", [k, v, ...]], ["set", [v...]],
 # ["frozenset", [v...]], ["bytearray", hex], ["deque", [v...], maxlen], ["Counter", [k, v, ...]],
+# ["ndarray", dtype, [size...], [atom...]] a numpy array of a plain dtype (its values flat),
 # ["OrderedDict", [k, v, ...]], ["defaultdict", factory, [k, v, ...]],
 # ["namedtuple", type name, [field...], [v...]], ["dict_keys", [k...]], ["dict_values", [v...]],
 # ["dict_items", [k, v, ...]], ["object", class name, [attribute, v, ...]] (instance attributes
@@ -28,8 +29,9 @@
 # for `len`, `iter`, `str`...), ["exctype", class name, handle, [base...]] an exception class of
 # the solution's (its bases: builtin exception classes by name or other such entries),
 # ["exception", class, [argument...], [attribute, v, ...], text] an exception.
-# An enum member is encoded as its value; a numpy array or scalar, when asked, as its nested
-# lists or the Python number it holds.
+# An enum member is encoded as its value; a numpy array or scalar of another dtype, when asked,
+# as its nested lists or the Python value it holds. A receiver without numpy decodes numpy
+# values as nested lists and plain values.
 
 CODEC_MAX_NODES = 4_000_000
 CODEC_BIG_INTEGER = 10 ** 4000
@@ -152,6 +154,57 @@ def instance_state(value, kind):
         except AttributeError:
             pass
     return state
+
+
+# Numpy dtypes that cross as numpy (booleans, integers, floats, complex numbers, text, bytes),
+# named by their `dtype.str` (`<i8`, `|b1`, `<U5`); anything else (objects, records) does not.
+CODEC_NUMPY_KINDS = "biufcUS"
+
+
+def numpy_dtype(value):
+    """The `dtype.str` of a numpy array or scalar of a plain kind (exact numpy types only), or None."""
+    try:
+        numpy = sys.modules.get("numpy")
+        kind = type(value)
+        if numpy is None or kind is not numpy.ndarray and not (isinstance(value, numpy.generic)
+                                                               and kind.__module__ == "numpy"):
+            return None
+        dtype = value.dtype
+        return dtype.str if dtype.kind in CODEC_NUMPY_KINDS and type(dtype.str) is str else None
+    except Exception:
+        return None
+
+
+def numpy_value(dtype, shape, values):
+    """A numpy array (or, with shape None, a scalar) this side builds from plain values; nested
+    lists (or the plain value) when numpy is not importable here."""
+    try:
+        import numpy
+    except Exception:
+        numpy = None
+    if type(dtype) is not str or len(dtype) > 20:
+        raise Malformed("a numpy dtype must be a short string")
+    if numpy is not None:
+        try:
+            made = numpy.dtype(dtype)
+        except (TypeError, ValueError):
+            raise Malformed(f"unknown numpy dtype {dtype!r}") from None
+        if made.kind not in CODEC_NUMPY_KINDS or made.str != dtype:
+            raise Malformed(f"numpy dtype {dtype!r} is not a plain one")
+    if shape is None:
+        return values if numpy is None else made.type(values)
+    if type(shape) is not list or len(shape) > 32 or not all(type(size) is int and size >= 0 for size in shape):
+        raise Malformed("a numpy shape must be a list of sizes")
+    count = 1
+    for size in shape:
+        count *= size
+    if type(values) is not list or len(values) != count:
+        raise Malformed("a numpy array's values do not fill its shape")
+    if numpy is not None:
+        return numpy.array(values, dtype=made).reshape(shape)
+    for size in reversed(shape[1:]):
+        values = [values[start:start + size] for start in range(0, len(values), size)] if size else []
+    return values
 
 
 class Unencodable(Exception):
@@ -334,9 +387,21 @@ def encode_values(values, classes, numpy_as_plain=False, opaque=None, record=Non
             if is_plain:
                 nodes[0] -= 1
                 return reference(plain_value)
-            if numpy_as_plain and kind.__module__ == "numpy" and hasattr(kind, "tolist"):
-                nodes[0] -= 1
-                return reference(value.tolist())
+            if kind.__module__ == "numpy" and hasattr(kind, "tolist"):
+                dtype = numpy_dtype(value)
+                if dtype is not None and kind.__name__ != "ndarray":
+                    nodes[0] -= 1
+                    return {"np": [dtype, reference(value.item())]}
+                if dtype is not None and type(value.shape) is tuple and len(value.shape) <= 32:
+                    index = len(table)
+                    memo[key] = index
+                    keep.append(value)
+                    table.append(None)
+                    table[index] = ["ndarray", dtype, list(value.shape), items(value.ravel().tolist())]
+                    return {"r": index}
+                if numpy_as_plain:
+                    nodes[0] -= 1
+                    return reference(value.tolist())
             if record is None or record(value) is None:
                 named = builtin_reference(value) if opaque is not None else None
                 return named if named is not None else not_data(value, kind)
@@ -462,7 +527,7 @@ def instance_attribute_names(cls):
 # Namedtuple classes the decoder made, by (type name, fields): built once, never from code.
 CODEC_NAMEDTUPLE_TYPES = {}
 IMMUTABLE_TAGS = frozenset(("tuple", "frozenset", "namedtuple", "dict_keys", "dict_values", "dict_items", "exctype",
-                            "exception"))
+                            "exception", "ndarray"))
 
 
 def codec_namedtuple(name, fields):
@@ -590,6 +655,11 @@ def decode_values(table, encoded, classes, resolve=None, records=None):
             if resolve is None:
                 raise Malformed("a handle where only data is accepted")
             return resolve(tag, payload), None
+        if tag == "np" and type(payload) is list and len(payload) == 2:
+            plain = atom(payload[1])[0]
+            if type(plain) not in (bool, int, float, complex, str, bytes):
+                raise Malformed("a numpy scalar needs a plain value")
+            return numpy_value(payload[0], None, plain), None
         if type(payload) is list and tag in ("q", "td", "range"):
             return standard_value(tag, payload), None
         if type(payload) is str and tag in ("dec", "date", "datetime", "time"):
@@ -656,6 +726,11 @@ def decode_values(table, encoded, classes, resolve=None, records=None):
             if type(item[3]) is not list or len(item[3]) > 16:
                 raise Malformed("an exception class's bases must be a short list")
             return item[3]
+        if tag == "ndarray":
+            check_length(item, 4)
+            if type(item[3]) is not list:
+                raise Malformed("a numpy array needs a list of values")
+            return item[3]
         if tag == "exception":
             check_length(item, 5)
             if type(item[2]) is not list or type(item[3]) is not list or len(item[3]) % 2 or type(item[4]) is not str:
@@ -703,6 +778,10 @@ def decode_values(table, encoded, classes, resolve=None, records=None):
                 if len(values) != len(kind._fields):
                     raise Malformed("a namedtuple with the wrong number of values")
                 built[index] = tuple.__new__(kind, values)
+            elif tag == "ndarray":
+                if not all(type(element) in (bool, int, float, complex, str, bytes) for element in values):
+                    raise Malformed("a numpy array holds only plain values")
+                built[index] = numpy_value(item[1], item[2], values)
             elif tag == "exctype":
                 built[index] = records.exception_class(item[1], item[2], values)
             elif tag == "exception":

@@ -47,10 +47,12 @@ class RefereeObject:
     """A callable or iterator of the test's side: calling it (or iterating it) asks the
     referee, which answers with a value or an exception."""
 
-    __slots__ = ("_rlvr_session", "_rlvr_number")
+    __slots__ = ("_rlvr_session", "_rlvr_number", "_rlvr_items", "_rlvr_done", "_rlvr_taken", "_rlvr_sequence")
 
     def __init__(self, session, number):
         self._rlvr_session, self._rlvr_number = session, number
+        self._rlvr_items, self._rlvr_done, self._rlvr_taken = codec_collections().deque(), False, 0
+        self._rlvr_sequence = False
 
     def __call__(self, *arguments, **keywords):
         return self._rlvr_session.callback({"t": "call", "f": {"x": self._rlvr_number}}, arguments, keywords)
@@ -59,10 +61,23 @@ class RefereeObject:
         return self
 
     def __next__(self):
-        items, done = self._rlvr_session.callback_next(self._rlvr_number)
-        if done and not items:
+        # Items come in chunks (the referee decides how many); what this side took of them is
+        # reported with the answer, so the test's iterator advances by exactly that.
+        if not self._rlvr_items and not self._rlvr_done:
+            items, self._rlvr_done, self._rlvr_sequence = self._rlvr_session.callback_next(self._rlvr_number)
+            self._rlvr_items.extend(items)
+        if not self._rlvr_items:
             raise StopIteration
-        return items[0]
+        self._rlvr_taken += 1
+        return self._rlvr_items.popleft()
+
+    def _rlvr_settle(self):
+        """What this side took of an iterator over a sequence since the last answer; the chunk
+        left over is dropped (the test may move its iterator before the next call)."""
+        taken = self._rlvr_taken
+        self._rlvr_items.clear()
+        self._rlvr_done, self._rlvr_taken = False, 0
+        return taken
 
     def __repr__(self):
         return f"<test object {self._rlvr_number}>"
@@ -238,6 +253,9 @@ class LiveSession:
             except BaseException:
                 pass
         reply["id"] = identifier
+        used = self.settle()
+        if used:
+            reply["used"] = used
         try:
             self.send(reply)
         except (ValueError, OverflowError, UnicodeEncodeError) as error:
@@ -324,12 +342,20 @@ class LiveSession:
         reply = self.request(message)
         return self.decode(reply.get("tab", []), [reply.get("v")])[0]
 
+    def settle(self):
+        """`[[x, taken]...]`: how many items this side took from each iterator of the test's."""
+        used = []
+        for number, referee_object in self.referee_objects.items():
+            if referee_object._rlvr_sequence:
+                used.append([number, referee_object._rlvr_settle()])
+        return used
+
     def callback_next(self, number):
-        reply = self.request({"t": "next", "o": {"x": number}, "count": 1})
+        reply = self.request({"t": "next", "o": {"x": number}, "count": LIVE_NEXT_BATCH})
         values = reply.get("v")
         if type(values) is not list:
             raise Malformed("the referee's items are not a list")
-        return self.decode(reply.get("tab", []), values), bool(reply.get("done"))
+        return self.decode(reply.get("tab", []), values), bool(reply.get("done")), bool(reply.get("sequence"))
 
     def request(self, message):
         self.next_request += 1
@@ -377,7 +403,7 @@ def live_mutable(value):
     kind = type(value)
     return kind in (list, dict, set, bytearray) or kind.__module__ == "collections" and kind.__name__ in (
         "deque", "Counter", "OrderedDict", "defaultdict") or isinstance(getattr(value, "__dict__", None), dict) and \
-        kind.__module__ == "__main__"
+        kind.__module__ == "__main__" or kind.__module__ == "numpy" and kind.__name__ == "ndarray"
 
 
 def live_operator(name, operands):
