@@ -219,22 +219,26 @@ fn leetcode_classes_their_methods_and_comparisons_between_their_objects() {
     // (fresh snapshots), never the solution's `__eq__`; nothing counted.
     for (other_x, expected) in [(1, RefereeOutcome::Pass), (5, RefereeOutcome::Fail)] {
         let mut next = 20;
-        let (judgement, sent) = run(&mut started, 1, names.clone(), &mut |message| {
-            match message["t"].as_str().unwrap() {
-                "call" => {
-                    next += 1;
-                    json!({"t": "return", "v": {"h": next}, "tab": []})
-                }
-                "op" => {
-                    assert_eq!(message["n"], "snapshot", "{message}");
-                    let handle = message["o"]["h"].as_i64().unwrap();
-                    let x = if handle == 21 { 1 } else { other_x };
-                    json!({"t": "return", "v": {"r": 0},
+        let (judgement, sent) =
+            run(
+                &mut started,
+                1,
+                names.clone(),
+                &mut |message| match message["t"].as_str().unwrap() {
+                    "call" => {
+                        next += 1;
+                        json!({"t": "return", "v": {"h": next}, "tab": []})
+                    }
+                    "op" => {
+                        assert_eq!(message["n"], "snapshot", "{message}");
+                        let handle = message["o"]["h"].as_i64().unwrap();
+                        let x = if handle == 21 { 1 } else { other_x };
+                        json!({"t": "return", "v": {"r": 0},
                            "tab": [["record", "Point", handle, ["x", x, "y", 2]]]})
-                }
-                other => panic!("unexpected {other}: {message}"),
-            }
-        });
+                    }
+                    other => panic!("unexpected {other}: {message}"),
+                },
+            );
         assert_eq!(judgement.outcome, expected, "{judgement:?}");
         assert_eq!(judgement.untrusted_comparisons, 0);
         assert!(sent.iter().all(|message| message["n"] != "eq"), "{sent:?}");
@@ -263,7 +267,11 @@ fn records_are_data_their_methods_and_truth_are_refused() {
             json!({"t": "return", "v": {"r": 0}, "handles": {"5": 3}, "types": {"3": ["startswith"]},
                    "tab": [["record", "Entry", 5, ["count", 2, "index", 1]]]})
         });
-        assert_eq!(judgement.outcome, expected, "{}: {judgement:?}", tests[index]);
+        assert_eq!(
+            judgement.outcome, expected,
+            "{}: {judgement:?}",
+            tests[index]
+        );
         assert_eq!(sent.len(), 1, "{sent:?}");
     }
 }
@@ -278,7 +286,8 @@ fn shared_names_are_the_solutions_on_the_tests_values_and_the_referees_on_comput
     ];
     let mut started = start(&tests);
     // The solution's `sum` and `gcd` answer for the test's own values, whatever the order.
-    let names = json!({"sum": function(0), "gcd": function(1), "abs": function(2), "half": function(3)});
+    let names =
+        json!({"sum": function(0), "gcd": function(1), "abs": function(2), "half": function(3)});
     for index in 0..2 {
         let (judgement, sent) = run(&mut started, index, names.clone(), &mut |message| {
             value(json!(if message["f"]["h"] == 0 { 4 } else { 7 }))
@@ -289,7 +298,10 @@ fn shared_names_are_the_solutions_on_the_tests_values_and_the_referees_on_comput
     // Applied to what a call computed: the referee's `abs` and `sum`, never the solution's.
     for index in 2..4 {
         let (judgement, sent) = run(&mut started, index, names.clone(), &mut |message| {
-            assert_eq!(message["f"]["h"], 3, "only half is the solution's: {message}");
+            assert_eq!(
+                message["f"]["h"], 3,
+                "only half is the solution's: {message}"
+            );
             value(json!(1.5))
         });
         assert_eq!(judgement.outcome, RefereeOutcome::Pass, "{judgement:?}");

@@ -679,12 +679,21 @@ class LiveSession:
         the child took, `settle`); from the iterator itself in growing batches (1, 2, 4 ...
         4096) otherwise, so an infinite generator is drained no further than twice what the
         solution takes."""
+        if type(iterator) in RANGE_ITERATORS and number not in self.iterator_copies:
+            # What is left of a range is a range: it crosses whole, and the child walks it.
+            _, (whole,), position = iterator.__reduce__()
+            self.iterator_copies[number] = None
+            return whole[position:], True
         if type(iterator) in SEQUENCE_ITERATORS:
             copied = self.iterator_copies.get(number)
+            if copied is None and number in self.iterator_copies:
+                return [], True
             if copied is None:
-                copied = self.iterator_copies[number] = copy_module().copy(iterator)
-            items = list(itertools_module().islice(copied, LIVE_SEQUENCE_CHUNK))
-            return items, len(items) < LIVE_SEQUENCE_CHUNK
+                copied = self.iterator_copies[number] = [copy_module().copy(iterator), LIVE_SEQUENCE_FIRST]
+            size = copied[1]
+            copied[1] = min(size * 8, LIVE_SEQUENCE_MOST)
+            items = list(itertools_module().islice(copied[0], size))
+            return items, len(items) < size
         batch = self.iterator_batches.get(number, LIVE_NEXT_FIRST)
         self.iterator_batches[number] = min(batch * 2, LIVE_NEXT_MOST)
         items = list(itertools_module().islice(iterator, batch))
@@ -771,8 +780,8 @@ class LiveSession:
                 if isinstance(iterator, (SolutionObject, SolutionRecord)) or not hasattr(type(iterator), "__next__"):
                     raise Malformed("only the test's iterators can be advanced")
                 items, done = self.chunk(message["o"]["x"], iterator)
-                table, encoded, _ = self.encode(items)
-                reply = {"t": "return", "v": encoded, "tab": table, "done": done,
+                table, encoded, _ = self.encode([items])
+                reply = {"t": "return", "v": encoded[0], "tab": table, "done": done,
                          "sequence": type(iterator) in SEQUENCE_ITERATORS}
             else:
                 raise Malformed(f"the solution sent {kind!r} where an answer was expected")
@@ -797,7 +806,9 @@ class LiveSession:
 SEQUENCE_ITERATORS = frozenset(type(iterator) for iterator in (
     iter([]), iter(()), iter(range(0)), iter(range(1 << 64, (1 << 64) + 1)), iter(""), iter("\u00e9"), iter(b""),
     iter(bytearray()), iter({}), iter({}.values()), iter({}.items()), reversed([]), reversed(range(0))))
-LIVE_SEQUENCE_CHUNK = 65_536
+RANGE_ITERATORS = frozenset((type(iter(range(0))), type(iter(range(1 << 64, (1 << 64) + 1)))))
+LIVE_SEQUENCE_FIRST = 1024
+LIVE_SEQUENCE_MOST = 1 << 20
 
 
 def copy_module():

@@ -47,36 +47,48 @@ class RefereeObject:
     """A callable or iterator of the test's side: calling it (or iterating it) asks the
     referee, which answers with a value or an exception."""
 
-    __slots__ = ("_rlvr_session", "_rlvr_number", "_rlvr_items", "_rlvr_done", "_rlvr_taken", "_rlvr_sequence")
+    __slots__ = ("_rlvr_session", "_rlvr_number", "_rlvr_chunk", "_rlvr_size", "_rlvr_taken", "_rlvr_done",
+                 "_rlvr_sequence")
 
     def __init__(self, session, number):
         self._rlvr_session, self._rlvr_number = session, number
-        self._rlvr_items, self._rlvr_done, self._rlvr_taken = codec_collections().deque(), False, 0
-        self._rlvr_sequence = False
+        self._rlvr_chunk, self._rlvr_size, self._rlvr_taken = iter(()), 0, 0
+        self._rlvr_done = self._rlvr_sequence = False
 
     def __call__(self, *arguments, **keywords):
         return self._rlvr_session.callback({"t": "call", "f": {"x": self._rlvr_number}}, arguments, keywords)
 
     def __iter__(self):
-        return self
+        # Items come in chunks (the referee decides how many), taken at C speed from each
+        # chunk's own iterator; what this side took is reported with the answer, so the test's
+        # iterator advances by exactly that.
+        while True:
+            yield from self._rlvr_chunk
+            if not self._rlvr_fetch():
+                return
 
     def __next__(self):
-        # Items come in chunks (the referee decides how many); what this side took of them is
-        # reported with the answer, so the test's iterator advances by exactly that.
-        if not self._rlvr_items and not self._rlvr_done:
-            items, self._rlvr_done, self._rlvr_sequence = self._rlvr_session.callback_next(self._rlvr_number)
-            self._rlvr_items.extend(items)
-        if not self._rlvr_items:
-            raise StopIteration
-        self._rlvr_taken += 1
-        return self._rlvr_items.popleft()
+        while True:
+            for item in self._rlvr_chunk:
+                return item
+            if not self._rlvr_fetch():
+                raise StopIteration
+
+    def _rlvr_fetch(self):
+        """The next chunk; False when the iterator is exhausted."""
+        if self._rlvr_done:
+            return False
+        self._rlvr_taken += self._rlvr_size
+        items, self._rlvr_done, self._rlvr_sequence = self._rlvr_session.callback_next(self._rlvr_number)
+        self._rlvr_chunk, self._rlvr_size = iter(items), len(items)
+        return bool(items) or not self._rlvr_done
 
     def _rlvr_settle(self):
         """What this side took of an iterator over a sequence since the last answer; the chunk
         left over is dropped (the test may move its iterator before the next call)."""
-        taken = self._rlvr_taken
-        self._rlvr_items.clear()
-        self._rlvr_done, self._rlvr_taken = False, 0
+        taken = self._rlvr_taken + self._rlvr_size - self._rlvr_chunk.__length_hint__()
+        self._rlvr_chunk, self._rlvr_size, self._rlvr_taken = iter(()), 0, 0
+        self._rlvr_done = self._rlvr_sequence = False
         return taken
 
     def __repr__(self):
@@ -352,10 +364,12 @@ class LiveSession:
 
     def callback_next(self, number):
         reply = self.request({"t": "next", "o": {"x": number}, "count": LIVE_NEXT_BATCH})
-        values = reply.get("v")
-        if type(values) is not list:
+        # The chunk is one encoded list (a long one of plain values decodes at C speed), or the
+        # range that is left of a range's iterator.
+        items = self.decode(reply.get("tab", []), [reply.get("v")])[0]
+        if type(items) is not list and type(items) is not range:
             raise Malformed("the referee's items are not a list")
-        return self.decode(reply.get("tab", []), values), bool(reply.get("done")), bool(reply.get("sequence"))
+        return items, bool(reply.get("done")), bool(reply.get("sequence"))
 
     def request(self, message):
         self.next_request += 1
