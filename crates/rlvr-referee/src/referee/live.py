@@ -841,7 +841,7 @@ def solution_exception(name, message):
 def write_back(target, value):
     """Moves `value` (the decoded state of an argument after a call) into the test's `target`."""
     kind = type(target)
-    if kind is not type(value):
+    if kind is not type(value) or target is value:
         return
     if kind is list or kind is bytearray:
         target[:] = value

@@ -40,7 +40,7 @@ class Trust:
         # Names that are never the solution's: the judge's tools.
         self.reserved = self.modules | self.helpers | set(CONVENTIONAL_MODULES)
         # Names whose use sites are decided one by one.
-        self.shared = (self.builtins | self.imported) - self.reserved
+        self.shared = {name for name in self.builtins | self.imported if not name.startswith("__")} - self.reserved
 
 
 def scope_bindings(node):

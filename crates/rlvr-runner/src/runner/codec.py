@@ -54,7 +54,7 @@ CODEC_PROCESS_NAMES = ("set", "seed", "save", "load", "read", "write", "open", "
                        "genfromtxt", "fromregex", "getcontext", "localcontext", "show", "test", "info", "lookfor",
                        "source", "who", "disp", "deprecate", "to_pickle", "datasource", "get_include", "errstate",
                        "geterr", "printoptions", "get_printoptions", "ctypes", "lib", "testing", "random", "eval",
-                       "api", "io", "plotting", "core", "compat")
+                       "api", "io", "plotting", "core", "compat", "excelwriter", "hdfstore", "global")
 
 
 def standard_name_allowed(module_name, name):
