@@ -468,6 +468,9 @@ class Job:
                 self.tests.append((compile(tree, "<test>", "exec", dont_inherit=True), entry_point(tree, trust)))
             except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as error:
                 self.tests.append((None, f"{type(error).__name__}: {error}"))
+            except Exception as error:
+                # The referee's own failure to prepare a test: that test is an error, never a pass.
+                self.tests.append((None, f"the referee could not prepare it ({type(error).__name__}: {error})"))
 
     def run(self, index):
         """Runs test `index` against the child on the channel; returns the verdict frame."""
