@@ -14,9 +14,15 @@
 //!   2 (testlib's wrong answer and presentation error) reject, anything else is a failure.
 //!
 //! The program's output reaches the checker as bytes in a memory file, never as code. A
-//! checker that crashes, runs past its limits, answers no verdict or a score outside [0, 1] is
-//! a [`CheckerOutcome::Error`]: the test's verdict is `checker_error`, never a pass.
+//! checker that crashes, runs past its limits, answers no verdict or a score outside [0, 1] has
+//! failed, never passed the output. Whose fault that is decides the test (issue 32,
+//! [`attribute_checker_failure`]): the checker is run on the test's expected output in the
+//! program's place, at most once per checker and test in a job (the verdicts are kept until
+//! [`CheckerJudge::finish_job`]); when it accepts that, the output made it fail
+//! ([`CheckerOutcome::Rejected`]: a wrong answer), else the checker is broken
+//! ([`CheckerOutcome::Error`]: `checker_error`, a `null` score).
 
+use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +35,8 @@ use rlvr_languages::{
 use rlvr_runner::{ChildEnding, JudgeOptions, TestLimits};
 use rlvr_sandbox::{ResourceLimits, Sandbox, WORK_DIRECTORY};
 use rlvr_verify::{
-    Checker, CheckerOutcome, CheckerScore, ExecutionResult, TestProgram, checker_needed,
+    Checker, CheckerOutcome, CheckerScore, ExecutionResult, TestProgram, attribute_checker_failure,
+    checker_needed,
 };
 
 use crate::runner_start::{RUNNER_CPU, RunnerProcess, start_runner};
@@ -47,6 +54,16 @@ const CHECKER_PROCESS_WALL: Duration = Duration::from_secs(24 * 3600);
 const MINIMUM_CHECKER_TIME: Duration = Duration::from_secs(2);
 /// The least memory a checker gets, whatever the program's limit.
 const MINIMUM_CHECKER_MEMORY: u64 = 256 << 20;
+/// The most verdicts on expected outputs kept at once (a job's tests, [`MAX_TESTS`] at most,
+/// fit; past it they are forgotten and asked again).
+///
+/// [`MAX_TESTS`]: rlvr_verify::MAX_TESTS
+const MAX_EXPECTED_VERDICTS: usize = rlvr_verify::MAX_TESTS;
+
+/// What a checker made of one output, or why it never read it: its sandbox could not start,
+/// it does not compile, its process could not be started (a failure of the machine or of the
+/// checker's source, never of the output, so never attributed to it).
+type Judged = Result<CheckerOutcome, String>;
 
 /// A checker's own limits for one output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,8 +121,13 @@ pub struct CheckerJudge {
     cpp: Option<CppChecker>,
     nonces: RandomState,
     counter: u64,
-    /// The first checker failure since [`CheckerJudge::take_error`], for the job's reason.
+    /// The first checker failure since [`CheckerJudge::finish_job`], for the job's reason.
     first_error: Option<String>,
+    /// What each checker made of a test's expected output in the program's place, asked when
+    /// an output made it fail (issue 32), by [`CheckerJudge::expected_key`]; kept for the job.
+    expected_verdicts: HashMap<[u64; 2], CheckerOutcome>,
+    /// The keyed hash behind [`CheckerJudge::expected_key`] (random per judge).
+    keys: RandomState,
 }
 
 impl std::fmt::Debug for CheckerJudge {
@@ -130,11 +152,16 @@ impl CheckerJudge {
             nonces: RandomState::new(),
             counter: 0,
             first_error: None,
+            expected_verdicts: HashMap::new(),
+            keys: RandomState::new(),
         }
     }
 
-    /// The first checker failure since the last call (the job's reason names it).
-    pub fn take_error(&mut self) -> Option<String> {
+    /// Ends a job (called before each job too, so none is left open): forgets the checkers'
+    /// verdicts on the job's expected outputs, and returns the first checker failure since the
+    /// last call (the job's reason names it).
+    pub fn finish_job(&mut self) -> Option<String> {
+        self.expected_verdicts.clear();
         self.first_error.take()
     }
 
@@ -163,8 +190,12 @@ impl CheckerJudge {
         result.checker = Some(outcome);
     }
 
-    /// Judges one output with a sandboxed checker. A built-in checker is decided here too (it
-    /// runs in the verifier: a pure comparison).
+    /// Judges one output with a sandboxed checker, a failure attributed (issue 32): when the
+    /// output makes the checker fail, the checker is run on `expected` in the output's place
+    /// (once per checker and test until [`CheckerJudge::finish_job`]) and the failure is the
+    /// output's ([`CheckerOutcome::Rejected`]) if it accepts that, the checker's
+    /// ([`CheckerOutcome::Error`]) if not. A built-in checker is decided here too (it runs in
+    /// the verifier: a pure comparison, which never fails).
     pub fn judge(
         &mut self,
         sandbox: &Sandbox,
@@ -174,8 +205,89 @@ impl CheckerJudge {
         expected: &str,
         limits: CheckerLimits,
     ) -> CheckerOutcome {
+        let on_output = match self.run_checker(sandbox, checker, input, output, expected, limits) {
+            Ok(outcome) => outcome,
+            // The checker never read the output: no failure of its is the output's.
+            Err(unstarted) => return CheckerOutcome::Error(unstarted),
+        };
+        if !matches!(on_output, CheckerOutcome::Error(_)) {
+            return on_output;
+        }
+        let key = self.expected_key(checker, input, expected, limits);
+        if output == expected.as_bytes() {
+            // The output is the expected output: the checker fails on that, so it is broken.
+            self.remember_expected_verdict(key, on_output.clone());
+            return on_output;
+        }
+        attribute_checker_failure(on_output, || {
+            if let Some(known) = self.expected_verdicts.get(&key) {
+                return known.clone();
+            }
+            match self.run_checker(
+                sandbox,
+                checker,
+                input,
+                expected.as_bytes(),
+                expected,
+                limits,
+            ) {
+                Ok(on_expected) => {
+                    self.remember_expected_verdict(key, on_expected.clone());
+                    on_expected
+                }
+                // Not kept: the next test asks again.
+                Err(unstarted) => CheckerOutcome::Error(unstarted),
+            }
+        })
+    }
+
+    /// Identifies a checker's verdict on one test's expected output: a keyed hash (random per
+    /// judge, 128 bits) of the checker, the input, the expected output and the limits.
+    fn expected_key(
+        &self,
+        checker: &Checker,
+        input: &str,
+        expected: &str,
+        limits: CheckerLimits,
+    ) -> [u64; 2] {
+        let (kind, source): (&str, &str) = match checker {
+            Checker::BuiltIn(_) => ("built-in", ""),
+            Checker::Python(source) => ("python", source),
+            Checker::Cpp(source) => ("c++", source),
+        };
+        let identity = (
+            kind,
+            source,
+            input,
+            expected,
+            limits.time,
+            limits.memory_bytes,
+        );
+        let first = self.keys.hash_one(identity);
+        [first, self.keys.hash_one((identity, first))]
+    }
+
+    fn remember_expected_verdict(&mut self, key: [u64; 2], verdict: CheckerOutcome) {
+        if self.expected_verdicts.len() >= MAX_EXPECTED_VERDICTS {
+            self.expected_verdicts.clear();
+        }
+        self.expected_verdicts.insert(key, verdict);
+    }
+
+    /// What the checker makes of one output, a failure as it is (not yet attributed).
+    fn run_checker(
+        &mut self,
+        sandbox: &Sandbox,
+        checker: &Checker,
+        input: &str,
+        output: &[u8],
+        expected: &str,
+        limits: CheckerLimits,
+    ) -> Judged {
         match checker {
-            Checker::BuiltIn(rule) => score_of(f64::from(u8::from(rule.accepts(output, expected)))),
+            Checker::BuiltIn(rule) => Ok(score_of(f64::from(u8::from(
+                rule.accepts(output, expected),
+            )))),
             Checker::Python(source) => {
                 self.judge_python(sandbox, source, input, output, expected, limits)
             }
@@ -248,7 +360,7 @@ impl CheckerJudge {
         output: &[u8],
         expected: &str,
         limits: CheckerLimits,
-    ) -> CheckerOutcome {
+    ) -> Judged {
         let nonce = self.nonce();
         let mut stdin = format!(
             "{nonce} {} {} {}\n",
@@ -276,12 +388,10 @@ impl CheckerJudge {
         // checker's failure.
         let mut failure = String::new();
         for _ in 0..2 {
-            let checker = match self.python_runner(sandbox, source, limits) {
-                Ok(checker) => checker,
-                Err(error) => return CheckerOutcome::Error(error),
-            };
+            // A runner that cannot start or load the checker never reads the output.
+            let checker = self.python_runner(sandbox, source, limits)?;
             if let Some(error) = &checker.compile_error {
-                return CheckerOutcome::Error(error.clone());
+                return Err(error.clone());
             }
             match checker
                 .process
@@ -290,19 +400,19 @@ impl CheckerJudge {
             {
                 Ok(report) => {
                     if report.outcome == ChildEnding::Timeout {
-                        return CheckerOutcome::Error(format!(
+                        return Ok(CheckerOutcome::Error(format!(
                             "the checker ran past its time limit ({} ms)",
                             limits.wall_ms()
-                        ));
+                        )));
                     }
                     if report.outcome == ChildEnding::Signaled || report.exit_code != Some(0) {
-                        return CheckerOutcome::Error(format!(
+                        return Ok(CheckerOutcome::Error(format!(
                             "the checker failed ({}){}",
                             ending_text(report.exit_code, report.signal),
                             last_line(&report.stderr)
-                        ));
+                        )));
                     }
-                    return verdict_line(&report.stdout, &nonce);
+                    return Ok(verdict_line(&report.stdout, &nonce));
                 }
                 Err(error) => {
                     failure = error.to_string();
@@ -310,7 +420,9 @@ impl CheckerJudge {
                 }
             }
         }
-        CheckerOutcome::Error(format!("the checker's runner died: {failure}"))
+        Ok(CheckerOutcome::Error(format!(
+            "the checker's runner died: {failure}"
+        )))
     }
 
     /// A C++ checker's program and supervisor for `source`, compiled (through the cache) when
@@ -355,11 +467,11 @@ impl CheckerJudge {
         output: &[u8],
         expected: &str,
         limits: CheckerLimits,
-    ) -> CheckerOutcome {
+    ) -> Judged {
         let checker = self.cpp_checker(sandbox, source, limits);
         let program = match &checker.program {
             Ok(program) => program.clone(),
-            Err(error) => return CheckerOutcome::Error(error.clone()),
+            Err(error) => return Err(error.clone()),
         };
         let test = RunSpec {
             stdin: Vec::new(),
@@ -392,9 +504,7 @@ impl CheckerJudge {
                 match started {
                     Ok(started) => checker.supervisor = Some(started),
                     Err(error) => {
-                        return CheckerOutcome::Error(format!(
-                            "the checker's sandbox cannot start: {error}"
-                        ));
+                        return Err(format!("the checker's sandbox cannot start: {error}"));
                     }
                 }
             }
@@ -407,7 +517,9 @@ impl CheckerJudge {
                 }
             }
         }
-        CheckerOutcome::Error(format!("the checker's supervisor died: {failure}"))
+        Ok(CheckerOutcome::Error(format!(
+            "the checker's supervisor died: {failure}"
+        )))
     }
 }
 
@@ -494,9 +606,16 @@ fn verdict_line(stdout: &[u8], nonce: &str) -> CheckerOutcome {
 }
 
 /// testlib's exit statuses: 0 accepted, 1 wrong answer, 2 presentation error; 3 (the
-/// checker's own failure) and anything else is a failure of the checker.
-fn cpp_verdict(report: &RunReport, limits: CheckerLimits) -> CheckerOutcome {
-    match report.ending {
+/// checker's own failure) and anything else is a failure of the checker. A checker the
+/// supervisor could not start never read the output.
+fn cpp_verdict(report: &RunReport, limits: CheckerLimits) -> Judged {
+    if report.ending == ending::NOT_STARTED {
+        return Err(format!(
+            "the checker could not start: {}",
+            String::from_utf8_lossy(&report.message)
+        ));
+    }
+    Ok(match report.ending {
         ending::EXITED => match report.exit_code {
             0 => score_of(1.0),
             1 | 2 => score_of(0.0),
@@ -514,11 +633,10 @@ fn cpp_verdict(report: &RunReport, limits: CheckerLimits) -> CheckerOutcome {
             report.signal,
             last_line(&report.stderr)
         )),
-        _ => CheckerOutcome::Error(format!(
-            "the checker could not start: {}",
-            String::from_utf8_lossy(&report.message)
+        other => CheckerOutcome::Error(format!(
+            "the checker's supervisor reported an unknown ending ({other})"
         )),
-    }
+    })
 }
 
 /// Whether a line is `#include "testlib.h"` (or `<testlib.h>`).

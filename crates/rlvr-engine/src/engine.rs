@@ -367,7 +367,7 @@ fn score(
         // C++, C, Java, JavaScript, Go, Rust (issue 24): compiled once, run per test by the
         // exec supervisor.
         Plan::Execute(execution) if compiled::is_other_language(&execution) => {
-            executor.checkers.take_error();
+            executor.checkers.finish_job();
             let mut result = compiled::score(
                 sandbox,
                 cancelled,
@@ -375,12 +375,12 @@ fn score(
                 &execution,
                 &mut executor.checkers,
             );
-            name_checker_error(&mut result, executor.checkers.take_error());
+            name_checker_error(&mut result, executor.checkers.finish_job());
             result
         }
         Plan::Execute(execution) => {
             let execution = Arc::new(execution);
-            executor.checkers.take_error();
+            executor.checkers.finish_job();
             let (run, note) = executor.execute(&job.profile, &execution, board);
             let mut result = aggregate(&execution, &run);
             // What the runner saw (the code does not compile, the response made the runner
@@ -388,7 +388,7 @@ fn score(
             if result.reason.is_none() {
                 result.reason = note;
             }
-            name_checker_error(&mut result, executor.checkers.take_error());
+            name_checker_error(&mut result, executor.checkers.finish_job());
             result
         }
     }

@@ -14,7 +14,9 @@ pub fn referee_program() -> String {
     .join("\n")
 }
 
-/// Arguments that make the interpreter a referee: isolated mode, no `site`.
-pub fn interpreter_arguments(program: &str) -> [&str; 4] {
-    ["-I", "-S", "-c", program]
+/// Arguments that make the interpreter a referee: isolated mode, no `site`, the program through
+/// the runner's bootstrap (compiled in a short-lived child; the program crosses in pieces, as
+/// one argument may not exceed 128 KiB).
+pub fn interpreter_arguments(program: &str) -> Vec<&str> {
+    rlvr_runner::bootstrapped_arguments(program)
 }

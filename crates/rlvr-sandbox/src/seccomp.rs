@@ -17,7 +17,9 @@
 //!   merely useless here: `clone3` and `io_uring_*` get `ENOSYS` (glibc falls back to `clone`,
 //!   whose flags we can inspect; libuv falls back to threads), SysV IPC and POSIX message queue
 //!   creation, sockets of any family but `AF_UNIX`, `name_to_handle_at`, `kcmp`, `quotactl`,
-//!   `syslog`, `personality` and `landlock_create_ruleset` get `EPERM`.
+//!   `syslog`, `personality` and `landlock_create_ruleset` get `EPERM`; `openat2` gets
+//!   `ENOSYS` and `open`/`openat` with `O_TMPFILE` get `EOPNOTSUPP` (an inode outside every
+//!   directory would move the work directory's inode numbers unseen: runner/job.py).
 //! * allow everything else.
 
 use std::collections::BTreeMap;
@@ -102,7 +104,11 @@ pub(crate) const REFUSED: &[i64] = &[
 ];
 
 /// Calls that fail with `ENOSYS`, as on a kernel without them: probed by glibc and libuv.
+/// `openat2` takes its flags in a structure a filter cannot read, so it could create an
+/// `O_TMPFILE` inode (see [`tmpfile_part`]); nothing falls short without it (glibc's `open` and
+/// every runtime here use `openat`).
 pub(crate) const UNSUPPORTED: &[i64] = &[
+    libc::SYS_openat2,
     libc::SYS_clone3,
     libc::SYS_io_uring_setup,
     libc::SYS_io_uring_enter,
@@ -209,6 +215,26 @@ fn refuse_part() -> Result<BpfProgram, SandboxError> {
     part(rules, SeccompAction::Errno(libc::EPERM as u32))
 }
 
+/// `open` and `openat` with `O_TMPFILE` fail with `EOPNOTSUPP`, as on a file system without it
+/// (Python's `tempfile` then falls back to a named file). An `O_TMPFILE` inode is created
+/// without an entry in any directory, so the runner's evidence that a test created nothing in
+/// the work directory (its mtime and ctime, issue 32) would miss it, and the tmpfs's inode
+/// numbers would move for the next test unseen.
+fn tmpfile_part() -> Result<BpfProgram, SandboxError> {
+    // O_TMPFILE is __O_TMPFILE | O_DIRECTORY; the first bit alone says "temporary file".
+    let temporary = (libc::O_TMPFILE & !libc::O_DIRECTORY) as u64;
+    let with_tmpfile = |argument: u8| {
+        condition(argument, SeccompCmpOp::MaskedEq(temporary), temporary)
+            .and_then(|condition| SeccompRule::new(vec![condition]))
+            .map_err(compile_error)
+    };
+    let mut rules = BTreeMap::new();
+    #[cfg(target_arch = "x86_64")]
+    rules.insert(libc::SYS_open, vec![with_tmpfile(1)?]);
+    rules.insert(libc::SYS_openat, vec![with_tmpfile(2)?]);
+    part(rules, SeccompAction::Errno(libc::EOPNOTSUPP as u32))
+}
+
 fn statement(code: u16, k: u32) -> BpfInstruction {
     BpfInstruction {
         code,
@@ -247,6 +273,7 @@ pub(crate) fn build(role: Role) -> Result<Vec<BpfInstruction>, SandboxError> {
             SeccompAction::Errno(libc::ENOSYS as u32),
         )?,
         kill_part(role)?,
+        tmpfile_part()?,
         refuse_part()?,
     ];
     for (index, part) in parts.iter().enumerate() {

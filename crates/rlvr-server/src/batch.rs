@@ -66,6 +66,7 @@ pub(crate) async fn feed(
                 if result.status == Status::CheckerError {
                     metrics.checker_errors.inc();
                 }
+                metrics.checker_rejected.inc_by(result.checker_rejected);
                 let _ = sender.send((position, result));
             }),
         );

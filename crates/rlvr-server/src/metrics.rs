@@ -68,8 +68,12 @@ pub(crate) struct Metrics {
     pub(crate) jobs_deadline_exceeded: Counter,
     /// Jobs with status `sandbox_error` and `/run_code` runs the sandbox could not start.
     pub(crate) sandbox_errors: Counter,
-    /// Jobs with status `checker_error`: the ground truth's checker failed (issue 25).
+    /// Jobs with status `checker_error`: the ground truth's checker failed, on the expected
+    /// output too (issues 25 and 32).
     pub(crate) checker_errors: Counter,
+    /// Tests whose output made the checker fail while it accepts the expected output: wrong
+    /// answers flagged `checker_rejected` (issue 32).
+    pub(crate) checker_rejected: Counter,
     /// Requests refused because the queue was full.
     pub(crate) queue_full: Counter,
     /// Connections open now.
@@ -97,6 +101,7 @@ impl Default for Metrics {
             jobs_deadline_exceeded: Counter::default(),
             sandbox_errors: Counter::default(),
             checker_errors: Counter::default(),
+            checker_rejected: Counter::default(),
             queue_full: Counter::default(),
             connections_open: Gauge::default(),
             connections_refused: Counter::default(),
@@ -223,8 +228,13 @@ impl Metrics {
             ),
             (
                 "rlvr_checker_errors",
-                "Jobs whose ground truth's checker failed (checker_error: null score, never a pass)",
+                "Jobs whose ground truth's checker failed, on the expected output too (checker_error: null score, never a pass)",
                 &self.checker_errors,
+            ),
+            (
+                "rlvr_checker_rejected",
+                "Tests whose output made the checker fail while it accepts the expected output (checker_rejected: wrong answers)",
+                &self.checker_rejected,
             ),
         ] {
             registry.register(name, help, counter.clone());
@@ -300,6 +310,7 @@ mod tests {
         metrics.job_latency.observe(0.7);
         metrics.record_request("/v1/verify", 200, Duration::from_millis(20));
         metrics.checker_errors.inc();
+        metrics.checker_rejected.inc_by(2);
         metrics.request_timeouts_body.inc();
         metrics.connections_open.inc();
         let engine = EngineStatistics::default();
@@ -332,6 +343,11 @@ mod tests {
         assert_eq!(
             value(&text, "rlvr_checker_errors_total"),
             Some(1.0),
+            "{text}"
+        );
+        assert_eq!(
+            value(&text, "rlvr_checker_rejected_total"),
+            Some(2.0),
             "{text}"
         );
         assert_eq!(

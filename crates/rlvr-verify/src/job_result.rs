@@ -55,13 +55,22 @@ pub struct TestReport {
     pub output_cap_bytes: Option<u64>,
     /// The checker's score of this test in [0, 1], when the ground truth names a checker and
     /// the checker read the output (the program ran to a normal end within its limits) and
-    /// scored it (a `checker_error` has none).
+    /// scored it (a `checker_error` has none, nor has a `checker_rejected` test).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checker_score: Option<f64>,
+    /// The output made the sandboxed checker fail while the checker accepts the test's
+    /// expected output: the test is a `wrong_answer` with no credit, not `checker_error`
+    /// (issue 32; omitted when false).
+    #[serde(skip_serializing_if = "is_false")]
+    pub checker_rejected: bool,
 }
 
 fn is_zero(count: &u64) -> bool {
     *count == 0
+}
+
+fn is_false(flag: &bool) -> bool {
+    !*flag
 }
 
 /// The reward of one job: `{"score", "pass_rate", "passed", "total", "all_passed", "status",
@@ -96,6 +105,10 @@ pub struct JobResult {
     /// comparison (`float:1e-6`, `tokens`, `lines-any-order`, `set`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checker: Option<String>,
+    /// Tests, over every stage run, whose output made the sandboxed checker fail while it
+    /// accepts the expected output: each is a `wrong_answer` (issue 32; omitted when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub checker_rejected: u64,
     /// Per-test verdicts (kept only with `--details`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tests: Option<Vec<TestReport>>,
@@ -121,6 +134,7 @@ impl JobResult {
             untrusted_comparisons: None,
             tampering: TamperCounts::default(),
             checker: None,
+            checker_rejected: 0,
             tests: None,
         }
     }
@@ -153,6 +167,7 @@ impl JobResult {
             untrusted_comparisons: None,
             tampering: TamperCounts::default(),
             checker: None,
+            checker_rejected: 0,
             tests: None,
         }
     }
@@ -171,6 +186,9 @@ pub struct TestRun {
     pub tampering: Tampering,
     /// A sandboxed checker's score of the output, when one scored it.
     pub checker_score: Option<CheckerScore>,
+    /// The output made the sandboxed checker fail while it accepts the expected output
+    /// ([`CheckerOutcome::Rejected`]).
+    pub checker_rejected: bool,
 }
 
 impl TestRun {
@@ -183,6 +201,7 @@ impl TestRun {
             untrusted_comparisons: 0,
             tampering: Tampering::default(),
             checker_score: None,
+            checker_rejected: false,
         }
     }
 
@@ -197,6 +216,7 @@ impl TestRun {
                 Some(CheckerOutcome::Score(score)) => Some(score),
                 _ => None,
             },
+            checker_rejected: matches!(result.checker, Some(CheckerOutcome::Rejected(_))),
         }
     }
 }
@@ -295,6 +315,7 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
                         .map(CheckerScore::value),
                     _ => None,
                 },
+                checker_rejected: test.is_some_and(|test| test.checker_rejected),
             }
         })
         .collect();
@@ -304,6 +325,12 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
     for test in run.stages.iter().flatten() {
         tampering.add(test.tampering);
     }
+    let checker_rejected = run
+        .stages
+        .iter()
+        .flatten()
+        .filter(|test| test.checker_rejected)
+        .count() as u64;
     let untrusted_comparisons = plan.live_functional.as_ref().map(|_| {
         run.stages
             .iter()
@@ -362,6 +389,7 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
             untrusted_comparisons,
             tampering,
             checker,
+            checker_rejected,
             tests: Some(tests),
         };
     }
@@ -381,6 +409,7 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
         untrusted_comparisons,
         tampering,
         checker,
+        checker_rejected,
         tests: Some(tests),
     }
 }

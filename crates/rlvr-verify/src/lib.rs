@@ -11,6 +11,7 @@
 mod assembly;
 mod checker;
 pub mod checker_assurance;
+mod checker_fault;
 pub mod comparison;
 mod decimal;
 mod exit_code;
@@ -33,6 +34,7 @@ mod verdict;
 
 pub use assembly::FunctionalAssembly;
 pub use checker::{BUILT_IN_CHECKERS, BuiltInChecker, Checker, Tolerance};
+pub use checker_fault::attribute_checker_failure;
 pub use comparison::OutputComparison;
 pub use exit_code::{ExitCodePolicy, RunMode};
 pub use extraction::{Extraction, FencedBlock, judge_blocks};

@@ -32,8 +32,10 @@ pub enum Verdict {
     /// The sandbox could not run the program; never counted as a wrong answer.
     SandboxError,
     /// The ground truth's sandboxed checker failed on this test's output (it crashed, ran
-    /// past its limits, printed no verdict, or scored outside [0, 1]): the job's score is
-    /// `null`, never a pass (issue 25).
+    /// past its limits, printed no verdict, or scored outside [0, 1]) and fails on, or rejects,
+    /// the test's expected output too: the checker is broken, and the job's score is `null`,
+    /// never a pass (issues 25 and 32). A failure on the output alone is a `wrong_answer`
+    /// flagged `checker_rejected`.
     CheckerError,
     /// The test was not run (early stop).
     Skipped,
@@ -135,8 +137,13 @@ impl Eq for CheckerScore {}
 pub enum CheckerOutcome {
     /// It scored the output (1 accepts it; below 1 is a `wrong_answer` with partial credit).
     Score(CheckerScore),
+    /// It failed on the output (why, as for [`CheckerOutcome::Error`]) but accepts the test's
+    /// expected output: the output is at fault, a `wrong_answer` with no credit, flagged
+    /// `checker_rejected` (issue 32, [`crate::attribute_checker_failure`]).
+    Rejected(String),
     /// It failed (crashed, ran out of time or memory, printed no verdict, scored outside
-    /// [0, 1]); why, for the job's reason.
+    /// [0, 1]); why, for the job's reason. Once the engine has attributed the failure, it
+    /// failed on, or rejected, the expected output as well: the checker is broken.
     Error(String),
 }
 
@@ -232,6 +239,7 @@ pub fn judge_test(profile: &Profile, program: &TestProgram, result: &ExecutionRe
         Some(Checker::BuiltIn(rule)) => rule.accepts(&result.stdout, expected),
         Some(Checker::Python(_) | Checker::Cpp(_)) => match &result.checker {
             Some(CheckerOutcome::Score(score)) => score.value() >= 1.0,
+            Some(CheckerOutcome::Rejected(_)) => false,
             Some(CheckerOutcome::Error(_)) | None => return Verdict::CheckerError,
         },
         None => profile.comparison.matches_bytes(&result.stdout, expected),

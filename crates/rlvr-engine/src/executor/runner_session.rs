@@ -101,7 +101,11 @@ impl Session {
     }
 
     /// Asks the runner to forget the last job; true when it vouches that nothing of it is left.
+    /// The job's process, which held the loaded program, is gone with it (docs/runner.md): the
+    /// next job loads its program even when it is the same text.
     pub(super) fn reset(&mut self) -> bool {
+        self.loaded = None;
+        self.compile_error = None;
         self.runner.reset(WORK_DIRECTORY).unwrap_or(false)
     }
 

@@ -1,15 +1,19 @@
 //! Issue 25: sandboxed checkers through the engine. Python `checker` source and testlib-style
 //! `checker_cpp` checkers (written here, without testlib) judge outputs in a sandbox of their
 //! own: honest answers that differ from the reference score 1.0, hostile outputs reach the
-//! checker as data only, and a checker that misbehaves is `checker_error` (a `null` score),
-//! never a pass.
+//! checker as data only, an output that makes the checker fail is a wrong answer flagged
+//! `checker_rejected` (issue 32), and a checker that misbehaves on the expected output too is
+//! `checker_error` (a `null` score), never a pass.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use rlvr_engine::{Engine, EngineConfig, Job};
+use rlvr_engine::{CheckerJudge, CheckerLimits, Engine, EngineConfig, Job};
 use rlvr_sandbox::{Sandbox, SandboxConfig};
-use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, Status, TestSuite, Verdict};
+use rlvr_verify::{
+    Checker, CheckerOutcome, CheckerScore, JobResult, PlanOptions, Profile, ProfileName, Status,
+    TestSuite, Verdict,
+};
 use serde_json::{Value, json};
 
 use crate::common::{score_all, verdicts};
@@ -439,4 +443,289 @@ fn a_program_that_fails_never_reaches_the_checker() {
         assert_eq!((result.status, result.score), (Status::Ok, Some(0.0)));
         assert_eq!(checker_scores(result)[0], None);
     }
+}
+
+/// "Print `[a, b]`, two non-negative integers summing to N", checked the way many real
+/// checkers are written: it trusts the output's shape, so malformed output makes it raise, and
+/// it counts up to `a`, so a huge `a` makes it loop. Sound on every well-formed output.
+const FRAGILE_JSON_CHECKER: &str = r#"
+import json
+def check(input, output, expected):
+    n = int(input)
+    a, b = json.loads(output)
+    a, b = int(a), int(b)
+    counted = 0
+    while counted < a:
+        counted += 1
+    return a >= 0 and b >= 0 and counted + b == n
+"#;
+
+/// The same, reading the output with `ast.literal_eval` (which recurses on nesting).
+const FRAGILE_LITERAL_CHECKER: &str = r#"
+import ast
+def check(input, output, expected):
+    a, b = ast.literal_eval(output.strip())
+    return a + b == int(input) and min(a, b) >= 0
+"#;
+
+/// A testlib-convention checker written without testlib that fails on malformed output:
+/// `std::stoll` throws (an abort) on a garbage token or an overflowing number, and a missing
+/// token is testlib's `_fail` (exit 3).
+const FRAGILE_CPP_CHECKER: &str = r#"
+#include <fstream>
+#include <string>
+int main(int argc, char** argv) {
+    std::ifstream input(argv[1]), output(argv[2]);
+    long long n;
+    input >> n;
+    std::string first, second;
+    if (!(output >> first >> second)) return 3;
+    long long a = std::stoll(first), b = std::stoll(second);
+    return a >= 0 && b >= 0 && a + b == n ? 0 : 1;
+}
+"#;
+
+fn flags(result: &JobResult) -> Vec<bool> {
+    result
+        .tests
+        .as_ref()
+        .expect("tests")
+        .iter()
+        .map(|test| test.checker_rejected)
+        .collect()
+}
+
+/// Asserts that every result scored 0 with each test a `wrong_answer` flagged
+/// `checker_rejected` (the output made the checker fail; the checker accepts the expected
+/// output), never `checker_error` and a `null` score.
+fn assert_rejected(cases: &[&str], results: &[JobResult], tests: usize) {
+    for (code, result) in cases.iter().zip(results) {
+        assert_eq!(
+            (result.status, result.score, result.checker_rejected),
+            (Status::Ok, Some(0.0), tests as u64),
+            "{code}: {result:#?}"
+        );
+        assert_eq!(
+            verdicts(result),
+            vec![Verdict::WrongAnswer; tests],
+            "{code}"
+        );
+        assert_eq!(flags(result), vec![true; tests], "{code}");
+        assert_eq!(checker_scores(result), vec![None; tests], "{code}");
+    }
+}
+
+/// Issue 32: outputs crafted to make a Python checker raise or loop (huge numbers, invalid
+/// UTF-8, NaN, infinity, nothing, nesting that makes `json.loads` and `ast.literal_eval`
+/// recurse, a number that makes it count for ever) score 0, flagged, instead of voiding the
+/// job; honest answers still score 1.0 and a wrong well-formed one a plain 0.
+#[test]
+fn issue_32_outputs_that_make_a_python_checker_fail_score_zero_never_null() {
+    let engine = engine(None);
+    let truth = |checker: &str| json!({"inputs": ["5\n", "8\n"], "outputs": ["[0, 5]\n", "[0, 8]\n"], "checker": checker});
+    let honest = "n = int(input())\nprint([n - 1, 1])";
+    let hostile = [
+        "pass",
+        "import sys\nsys.stdout.buffer.write(b'\\xff\\xfe[1, 4]\\n')",
+        "print('[NaN, 5]')",
+        "print('[1e999, 0]')",
+        "print('[' + '9' * 100_000 + ', 1]')",
+        "print('[' * 200_000 + ']' * 200_000)",
+        "print('[1, 2, 3]')",
+        "print('{\"a\": 1}')",
+    ];
+    let json_checker = truth(FRAGILE_JSON_CHECKER);
+    let mut jobs: Vec<Job> = hostile
+        .iter()
+        .map(|code| python(code, &json_checker))
+        .collect();
+    // Counting to 10^17 runs past the checker's time limit.
+    jobs.push(python("print([10 ** 17, 0])", &json_checker));
+    jobs.push(python(honest, &json_checker));
+    jobs.push(python("n = int(input())\nprint([n, 1])", &json_checker));
+    let results = score_all(&engine, jobs);
+    let mut cases = hostile.to_vec();
+    cases.push("print([10 ** 17, 0])");
+    assert_rejected(&cases, &results[..cases.len()], 2);
+    let honest_result = &results[cases.len()];
+    assert_eq!(
+        (honest_result.score, honest_result.checker_rejected),
+        (Some(1.0), 0),
+        "{honest_result:#?}"
+    );
+    let wrong = &results[cases.len() + 1];
+    assert_eq!(
+        (wrong.status, wrong.score, wrong.checker_rejected),
+        (Status::Ok, Some(0.0), 0),
+        "{wrong:#?}"
+    );
+    assert_eq!(flags(wrong), [false, false]);
+    assert_eq!(checker_scores(wrong), [Some(0.0), Some(0.0)]);
+
+    let literal_checker = truth(FRAGILE_LITERAL_CHECKER);
+    let nested = [
+        "print('(' * 100_000 + ')' * 100_000)",
+        "print('[' * 1_000 + ']' * 1_000)",
+        "print('__import__(\"os\")')",
+        "print()",
+    ];
+    let mut jobs: Vec<Job> = nested
+        .iter()
+        .map(|code| python(code, &literal_checker))
+        .collect();
+    jobs.push(python(honest, &literal_checker));
+    let results = score_all(&engine, jobs);
+    assert_rejected(&nested, &results[..nested.len()], 2);
+    assert_eq!(results[nested.len()].score, Some(1.0), "{results:#?}");
+}
+
+/// Issue 32 for a testlib-convention C++ checker, and for a C++ response: garbage tokens, a
+/// missing token and an overflowing number make the checker abort or exit 3; each scores 0,
+/// flagged. The honest C++ and Python answers score 1.0.
+#[test]
+fn issue_32_outputs_that_make_a_cpp_checker_fail_score_zero_never_null() {
+    let engine = engine(None);
+    let truth = pair_tests("checker_cpp", FRAGILE_CPP_CHECKER);
+    let hostile = [
+        "print('x y')",
+        "print(5)",
+        "print('99999999999999999999 1')",
+        "import sys\nsys.stdout.buffer.write(b'\\xff\\x00 1\\n')",
+    ];
+    let mut jobs: Vec<Job> = hostile.iter().map(|code| python(code, &truth)).collect();
+    let cpp_garbage = "#include <cstdio>\nint main(){ std::puts(\"garbage tokens\"); }";
+    let cpp_honest = "#include <cstdio>\nint main(){ long long n; std::scanf(\"%lld\", &n); if (n) std::printf(\"%lld 1\\n\", n - 1); else std::printf(\"0 0\\n\"); }";
+    jobs.push(job("cpp", cpp_garbage, &truth));
+    jobs.push(python(HONEST_PAIR, &truth));
+    jobs.push(job("cpp", cpp_honest, &truth));
+    let results = score_all(&engine, jobs);
+    let mut cases = hostile.to_vec();
+    cases.push(cpp_garbage);
+    assert_rejected(&cases, &results[..cases.len()], 3);
+    for result in &results[cases.len()..] {
+        assert_eq!(
+            (result.score, result.checker_rejected),
+            (Some(1.0), 0),
+            "{result:#?}"
+        );
+    }
+}
+
+/// Issue 32: a checker that fails on the expected output too is broken, whatever the output:
+/// `checker_error` and a `null` score, its reason saying so, and no test flagged.
+#[test]
+fn issue_32_a_checker_broken_on_the_expected_output_stays_a_checker_error() {
+    let engine = engine(None);
+    let fails_on_five = "def check(input, output, expected):\n    if input.strip() == '5':\n        raise ValueError('cannot read five')\n    return output.split() == expected.split()\n";
+    let truth =
+        json!({"inputs": ["5\n", "8\n"], "outputs": ["0 5\n", "0 8\n"], "checker": fails_on_five});
+    let rejects_expected = "def check(input, output, expected):\n    if output == expected:\n        return False\n    raise ValueError('unreadable')\n";
+    let results = score_all(
+        &engine,
+        vec![
+            python("print('garbage')", &truth),
+            python(
+                "print('garbage')",
+                &json!({"inputs": ["1\n"], "outputs": ["1\n"], "checker": rejects_expected}),
+            ),
+        ],
+    );
+    let broken = &results[0];
+    assert_eq!(
+        (broken.status, broken.score, broken.checker_rejected),
+        (Status::CheckerError, None, 0),
+        "{broken:#?}"
+    );
+    // The test whose expected output it reads is a plain wrong answer; the other is its bug.
+    assert_eq!(
+        verdicts(broken),
+        [Verdict::CheckerError, Verdict::WrongAnswer]
+    );
+    let reason = broken.reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("cannot read five (on the expected output too)"),
+        "{reason}"
+    );
+    // A checker that does not compile never reads an output: it is not asked about the
+    // expected output either.
+    let uncompiled = score_all(
+        &engine,
+        vec![python(
+            "print('garbage')",
+            &json!({"inputs": ["1\n"], "outputs": ["1\n"], "checker": "def check(i, o, e)\n    return True\n"}),
+        )],
+    );
+    assert_eq!(
+        uncompiled[0].status,
+        Status::CheckerError,
+        "{uncompiled:#?}"
+    );
+    let reason = uncompiled[0].reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("does not compile") && !reason.contains("expected output"),
+        "{reason}"
+    );
+    let rejecting = &results[1];
+    assert_eq!(
+        (rejecting.status, rejecting.score),
+        (Status::CheckerError, None),
+        "{rejecting:#?}"
+    );
+    let reason = rejecting.reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("unreadable; and it rejects the expected output (score 0)"),
+        "{reason}"
+    );
+}
+
+/// Issue 32: the checker's verdict on a test's expected output is asked once per test and kept
+/// for the job. A checker whose verdict on the expected output is a coin toss shows it: every
+/// output of the same test that makes it fail gets the same toss (eight tosses agree by chance
+/// once in 128), and each job tosses again (ten jobs tossing alike: once in 512).
+#[test]
+fn issue_32_the_expected_outputs_verdict_is_asked_once_per_test_in_a_job() {
+    let sandbox = Sandbox::new(SandboxConfig {
+        read_only_directories: rlvr_languages::sandbox_directories(),
+        ..SandboxConfig::default()
+    })
+    .expect("the sandbox starts (tests run as root)");
+    let mut judge = CheckerJudge::new(None);
+    let coin = "import os\ndef check(input, output, expected):\n    if output == expected:\n        return os.urandom(1)[0] % 2 == 0\n    raise ValueError('garbage')\n";
+    let checker = Checker::Python(Arc::from(coin));
+    let limits = CheckerLimits::for_test(Duration::from_secs(1), 256 << 20);
+    let mut tosses = std::collections::BTreeSet::new();
+    for _ in 0..10 {
+        let outcomes: Vec<bool> = (0..8)
+            .map(|garbage| {
+                let output = format!("garbage {garbage}\n");
+                match judge.judge(&sandbox, &checker, "1\n", output.as_bytes(), "1\n", limits) {
+                    CheckerOutcome::Rejected(reason) => {
+                        assert!(reason.contains("ValueError: garbage"), "{reason}");
+                        true
+                    }
+                    CheckerOutcome::Error(reason) => {
+                        assert!(reason.contains("rejects the expected output"), "{reason}");
+                        false
+                    }
+                    other => panic!("the checker raises on every garbage output: {other:?}"),
+                }
+            })
+            .collect();
+        assert!(
+            outcomes.iter().all(|outcome| *outcome == outcomes[0]),
+            "one toss per test in a job: {outcomes:?}"
+        );
+        tosses.insert(outcomes[0]);
+        judge.finish_job();
+    }
+    assert_eq!(tosses.len(), 2, "each job tosses again");
+    // A checker that scores the output is never asked about the expected output: the score
+    // stands.
+    let sound = Checker::Python(Arc::from(
+        "def check(input, output, expected):\n    return output == expected\n",
+    ));
+    assert_eq!(
+        judge.judge(&sandbox, &sound, "1\n", b"2\n", "1\n", limits),
+        CheckerOutcome::Score(CheckerScore::new(0.0).unwrap())
+    );
 }

@@ -1,13 +1,13 @@
-# Starts the runner (its source is argv[1:], joined): compiles it in a short-lived child and runs
-# the code object here, so the compiler's peak memory never becomes part of the runner, whose
-# every test child is a fork of it (half the anonymous memory to copy and fault in per test).
+# Starts the runner (its source is argv[1:], joined): compiles it in a short-lived child and runs the code
+# object here, so the compiler's peak memory never becomes part of the runner, whose every test
+# child is a fork of it (half the anonymous memory to copy and fault in per test).
 import marshal
 import os
 import sys
 
 
 def compiled_runner():
-    # The source comes in pieces (one command-line argument may not exceed 128 KiB).
+    # The source arrives in pieces (one argument may not exceed 128 KiB): join them.
     source = "".join(sys.argv[1:])
     del sys.argv[1:]
     read_end, write_end = os.pipe()

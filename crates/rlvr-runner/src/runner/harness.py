@@ -451,7 +451,7 @@ def batch_kill(state):
     batch["alive"] = False
     kill_everything_else(batch["child"])
     _, wait_status = os.waitpid(batch["child"], 0)
-    reap_all(wait_seconds=2.0 if os.getpid() == 1 else 0.0)
+    reap_all(wait_seconds=2.0 if reaps_all() else 0.0)
     exit_code = os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else None
     signal_number = os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None
     return exit_code, signal_number

@@ -24,6 +24,10 @@ lengths the header names. Requests:
   reset {"op":"reset","work_directory":str}: between jobs (a fresh tmpfs, every process killed)
   exit  {"op":"exit"}
 
+Processes (runner/job.py): the process the sandbox starts is a template that reads request headers
+only; a job's first request forks a job process, which reads the job's payloads, serves the job's
+requests and exits at `reset` or `exit`; every test child is forked from the job process.
+
 Expected outputs never enter the sandbox: the comparison happens in Rust.
 """
 

@@ -25,7 +25,7 @@ def close_test_files(files):
 def others_alive():
     """Whether any process besides the runner is left. When the runner is the namespace's init,
     every orphan has been reparented to it, so its own children are all there is."""
-    if os.getpid() != 1:
+    if not reaps_all():
         return True
     while True:
         try:
@@ -45,9 +45,9 @@ def read_memory_file(fd, cap):
 
 def kill_everything_else(child):
     """Kill the test's whole process tree, then reap every child."""
-    if os.getpid() == 1:
-        # We are the PID namespace's init: -1 reaches every other process in the namespace,
-        # including daemons that left the child's process group.
+    if reaps_all():
+        # -1 reaches every other process in the namespace but its init (the template) and this
+        # one, including daemons that left the child's process group.
         try:
             os.kill(-1, signal.SIGKILL)
         except ProcessLookupError:
@@ -106,7 +106,7 @@ def run_test(state, header, stdin, extra_source):
         if header.get("work_directory"):
             # Every process of the test is dead by now. A failure here is caught by the reset
             # between jobs, which empties the directory again and refuses the runner if it can't.
-            empty_work_directory(header["work_directory"], state["work_mode"])
+            refresh_work_directory(state, header["work_directory"])
         if "sensor_fd" in judge:
             os.close(judge["sensor_fd"])
 
@@ -164,7 +164,7 @@ def run_forked(state, header, stdin, extra, files, judge):
     wall_ms = (time.monotonic() - started) * 1000.0
     if timed_out or aborted or others_alive():
         kill_everything_else(child)
-        reap_all(wait_seconds=2.0 if os.getpid() == 1 else 0.0)
+        reap_all(wait_seconds=2.0 if reaps_all() else 0.0)
     else:
         reap_all()
     stdout, stdout_truncated = read_memory_file(stdout_fd, output_cap if output_cap > 0 else 1 << 62)

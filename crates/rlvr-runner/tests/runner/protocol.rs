@@ -288,8 +288,12 @@ fn a_dead_runner_is_an_error_not_a_hang() {
 #[test]
 fn a_stuck_runner_hits_the_deadline() {
     let (mut child, mut runner) = loaded("pass");
-    // SIGSTOP: alive but silent.
+    // SIGSTOP: alive but silent. The job process that serves the loaded job is a child of the
+    // runner (runner/job.py): stop it too.
     let pid = child.id() as i32;
+    for job in children_of(pid) {
+        assert_eq!(unsafe_free_kill(job, "STOP"), 0);
+    }
     assert_eq!(unsafe_free_kill(pid, "STOP"), 0);
     let limits = TestLimits {
         wall_ms: 10,
@@ -304,6 +308,23 @@ fn a_stuck_runner_hits_the_deadline() {
 }
 
 /// Sends a signal with the `kill` command, keeping this test crate free of `unsafe`.
+/// The processes whose parent is `pid` (`/proc/PID/task/*/children`).
+fn children_of(pid: i32) -> Vec<i32> {
+    let mut children = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let listed = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        children.extend(
+            listed
+                .split_whitespace()
+                .filter_map(|child| child.parse::<i32>().ok()),
+        );
+    }
+    children
+}
+
 fn unsafe_free_kill(pid: i32, signal: &str) -> i32 {
     Command::new("kill")
         .arg(format!("-{signal}"))

@@ -472,3 +472,75 @@ proptest! {
         }
     }
 }
+
+/// Issue 32: a checker that failed on the output but accepts the expected output (the engine's
+/// attribution, `CheckerOutcome::Rejected`) makes the test a wrong answer with no credit,
+/// flagged `checker_rejected` per test and counted per job; the job keeps its score.
+#[test]
+fn issue_32_a_checker_rejected_output_is_a_wrong_answer_never_an_unscored_job() {
+    let response = "<think>\nx\n</think>\n```python\nprint(3)\n```";
+    let truth = json!({"inputs": ["3\n", "4\n"], "outputs": ["3\n", "4\n"], "checker": "def check(i, o, e):\n    return 1\n"});
+    let suite = TestSuite::from_value(&truth).unwrap();
+    let profile = Profile::named(ProfileName::Judge);
+    let Plan::Execute(execution) = plan(&profile, response, &suite, &PlanOptions::default()) else {
+        panic!("the response has code");
+    };
+    let program = &execution.programs[0];
+    let accepted = ExecutionResult {
+        checker: Some(CheckerOutcome::Score(CheckerScore::new(1.0).unwrap())),
+        ..exited(b"3\n")
+    };
+    let rejected = ExecutionResult {
+        checker: Some(CheckerOutcome::Rejected(
+            "the checker failed (exit status 1): RecursionError".to_owned(),
+        )),
+        ..exited(b"[[[[[[[[\n")
+    };
+    assert_eq!(
+        judge_test(&profile, program, &rejected),
+        Verdict::WrongAnswer
+    );
+    let run = JobRun {
+        stages: vec![
+            [&accepted, &rejected]
+                .iter()
+                .map(|result| TestRun::ran(judge_test(&profile, program, result), result))
+                .collect(),
+        ],
+        deadline_exceeded: false,
+    };
+    let result = aggregate(&execution, &run);
+    assert_eq!(
+        (result.status, result.score, result.passed, result.total),
+        (Status::Ok, Some(0.5), 1, 2)
+    );
+    assert_eq!(result.checker_rejected, 1);
+    let tests = result.tests.as_ref().expect("tests are reported");
+    assert_eq!(
+        tests
+            .iter()
+            .map(|test| (test.verdict, test.checker_score, test.checker_rejected))
+            .collect::<Vec<_>>(),
+        [
+            (Verdict::Pass, Some(1.0), false),
+            (Verdict::WrongAnswer, None, true)
+        ]
+    );
+    // In JSON the flag and the count appear only where they hold.
+    let line = serde_json::to_value(&result).unwrap();
+    assert_eq!(line["checker_rejected"], 1, "{line}");
+    assert_eq!(line["tests"][1]["checker_rejected"], true, "{line}");
+    assert!(line["tests"][0].get("checker_rejected").is_none(), "{line}");
+    let clean = aggregate(
+        &execution,
+        &JobRun {
+            stages: vec![vec![
+                TestRun::ran(Verdict::Pass, &accepted),
+                TestRun::ran(Verdict::Pass, &accepted),
+            ]],
+            deadline_exceeded: false,
+        },
+    );
+    let line = serde_json::to_value(&clean).unwrap();
+    assert!(line.get("checker_rejected").is_none(), "{line}");
+}

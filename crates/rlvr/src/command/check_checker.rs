@@ -7,8 +7,11 @@
 //! (`reward_model.ground_truth`) or `rlvr verify` job lines (`ground_truth`), one a line. A
 //! checker rlvr cannot use (an unknown name, one given with functional tests) is a problem of
 //! its record. Built-in checkers are probed in the verifier; Python and C++ checkers run in
-//! the sandbox exactly as `rlvr verify` runs them (the sandbox starts at the first one), and a
-//! `checker_error` on a probe is a finding. Exit 0 when every checker is sound, 1 when any
+//! the sandbox exactly as `rlvr verify` runs them (the sandbox starts at the first one), with
+//! the same attribution of a failure (issue 32): a probe that makes the checker fail while it
+//! accepts the expected output is rejected (`checker_rejected`, counted, not a finding), and
+//! a `checker_error` (it fails on the expected output too) is a finding. Exit 0 when every
+//! checker is sound, 1 when any
 //! record has a problem (or a line is not a record), 2 when the file cannot be read or holds
 //! none, 3 when a sandboxed checker needs a sandbox this machine cannot start.
 
@@ -116,6 +119,9 @@ struct Report {
     rejects_expected: u64,
     /// Records whose sandboxed checker failed (`checker_error`) on a probe.
     checker_errors: u64,
+    /// Probes a sandboxed checker failed on while it accepts the expected output: rejected,
+    /// as `rlvr verify` scores such an output (`checker_rejected`, a wrong answer; issue 32).
+    checker_rejected: u64,
     /// Records whose checker cannot be used.
     unusable: u64,
     /// Every record with a problem, in row order.
@@ -216,14 +222,21 @@ fn check_line(
                 let input = join.render(&test.input);
                 let limits = sandboxed.limits;
                 let (sandbox, judge) = sandboxed.judge()?;
-                probe_with(
+                let mut rejected = 0;
+                let failures = probe_with(
                     |output| match judge.judge(sandbox, &checker, &input, output, &expected, limits)
                     {
                         CheckerOutcome::Score(score) => Ok(score.value() >= 1.0),
+                        CheckerOutcome::Rejected(_) => {
+                            rejected += 1;
+                            Ok(false)
+                        }
                         CheckerOutcome::Error(reason) => Err(reason),
                     },
                     &expected,
-                )
+                );
+                report.checker_rejected += rejected;
+                failures
             }
         };
         findings.extend(failures.into_iter().map(|failure| Finding {
@@ -232,6 +245,10 @@ fn check_line(
             failure: failure.failure,
             checker_error: failure.checker_error,
         }));
+    }
+    if let Some((_, judge)) = sandboxed.running.as_mut() {
+        // One record is one job: its checker's verdicts on expected outputs are dropped.
+        judge.finish_job();
     }
     if findings.is_empty() {
         return Ok(());
@@ -394,6 +411,12 @@ fn print_text(report: &Report, path: &Path) -> anyhow::Result<()> {
         report.checker_errors,
         report.unusable
     )?;
+    if report.checker_rejected > 0 {
+        outln!(
+            "{} probe(s) made a checker fail while it accepts the expected output: rejected, as `rlvr verify` scores them (checker_rejected, a wrong answer)",
+            report.checker_rejected
+        )?;
+    }
     for line in &report.bad_lines {
         eprintln!("rlvr: bad line: {line}");
     }

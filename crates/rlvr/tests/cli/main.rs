@@ -12,6 +12,7 @@ mod demo_unprivileged;
 mod edge_inputs;
 mod export_data_source;
 mod fetch;
+mod fresh_state;
 mod languages;
 mod languages_hostile;
 mod outputs;

@@ -1,7 +1,8 @@
 //! The summary `rlvr verify` prints on stderr at the end: jobs, mean score, all-passed rate,
 //! statuses, verdict counts, tests per second, the comparisons judge functional tests left to
-//! the solution's own objects, the tampering seen per kind, and (with `--dataset`) how many
-//! jobs' statements accept more than one answer.
+//! the solution's own objects, the tampering seen per kind, the outputs that made a checker
+//! fail (`checker_rejected`), and (with `--dataset`) how many jobs' statements accept more
+//! than one answer.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -27,6 +28,10 @@ pub(crate) struct Summary {
     /// jobs that had any.
     untrusted_comparisons: u64,
     untrusted_jobs: u64,
+    /// Tests whose output made the checker fail while it accepts the expected output (wrong
+    /// answers, issue 32), and the jobs that had any.
+    checker_rejected: u64,
+    checker_rejected_jobs: u64,
     /// Jobs scored against a `--dataset` row, those whose statement accepts more than one
     /// answer, and of these the ones a checker judged.
     dataset_jobs: u64,
@@ -59,6 +64,8 @@ impl Summary {
             self.untrusted_comparisons += count;
             self.untrusted_jobs += u64::from(count > 0);
         }
+        self.checker_rejected += result.checker_rejected;
+        self.checker_rejected_jobs += u64::from(result.checker_rejected > 0);
     }
 
     /// Results written.
@@ -112,6 +119,12 @@ impl Summary {
             eprintln!(
                 "  untrusted comparisons (two of the solution's own objects, its word): {} in {} jobs",
                 self.untrusted_comparisons, self.untrusted_jobs
+            );
+        }
+        if self.checker_rejected > 0 {
+            eprintln!(
+                "  checker rejected (the output made the checker fail, the expected output passes it: wrong answers): {} tests in {} jobs",
+                self.checker_rejected, self.checker_rejected_jobs
             );
         }
         if !self.tampering.is_empty() {

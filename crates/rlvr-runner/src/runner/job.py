@@ -1,0 +1,210 @@
+# The process model (issue 32): a template that never holds a job's data, and a job process per
+# job that does.
+#
+# The runner started by the sandbox is the *template*: init of the sandbox's PID namespace. It
+# reads request headers only (a few numbers and names, never a payload: no source, input or
+# output of any job), imports the modules a header names, and forks a *job process* for each job.
+# The job process reads the job's payloads, compiles its program, forks one child per test, and
+# exits when the job ends (`reset` or `exit`), telling the template how on a pipe of their own.
+# Every test child is therefore a fork of a process that has held this job's data and nothing
+# else: a wrong program that scans the memory it inherited finds no other job's source or output.
+
+# Requests a job process serves; the template hands the first one of a job to a new job process.
+JOB_OPERATIONS = frozenset(("load", "run", "batch_start", "batch_next", "batch_end"))
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+# Whether this process is a job process that reaps everything its tests leave (see `reaps_all`).
+JOB_REAPER = [False]
+
+
+def reaps_all():
+    """Whether every process a test leaves ends up a child of this one, so that `kill(-1)` and
+    `waitpid(-1)` concern only what the tests started: the PID namespace's init (the template)
+    or a job process under it, made a child subreaper. `kill(-1)` from a job process spares the
+    namespace's init (the template) and the job process itself."""
+    return os.getpid() == 1 or JOB_REAPER[0]
+
+
+def serve_template(state):
+    """The template's request loop. A job's first request starts a job process, which serves
+    the job until it ends; `reset` (after a job, or on its own) and `exit` are the template's."""
+    while True:
+        try:
+            header = read_frame()
+        except EOFError:
+            return
+        operation = header.get("op")
+        if operation in JOB_OPERATIONS:
+            ending = run_job_process(state, header)
+            if ending is None or ending.get("end") != "reset":
+                # An exit, the end of the requests, or a job process that died without saying
+                # how (the engine then sees the runner gone, as when a runner dies).
+                return
+            header, operation = ending, "reset"
+        if operation == "reset":
+            write_frame(reset_report(state, header))
+        elif operation == "abort":
+            # An abort that arrived after its test ended: nothing to stop, and no answer.
+            continue
+        elif operation == "exit":
+            return
+        else:
+            write_frame({"error": f"unknown operation {operation!r}"})
+
+
+def reset_report(state, header):
+    """The template's answer to `reset`: every process killed and reaped, a fresh work
+    directory, and whether it vouches that nothing of the last job is left."""
+    report = reset(state, header)
+    if not state["undumpable"]:
+        report["ok"] = False
+        report["problems"].append("the runner could not make itself non-dumpable")
+    work = header.get("work_directory")
+    if work:
+        state["work_mark"] = mark_work_directory(work)
+    return report
+
+
+def run_job_process(state, header):
+    """Forks the job process for the job whose first request is `header` and waits for it to
+    end; returns how it ended (`{"end": "reset", "work_directory": ...}`, `{"end": "exit"}`),
+    or None when it died without saying. Before the fork, the template imports what the header
+    names (module names from the engine's fixed lists, not a job's data), so that every job's
+    process finds them loaded."""
+    if header.get("op") == "load":
+        loaded = len(sys.modules)
+        for module in header.get("preload", []):
+            if module not in sys.modules:
+                try:
+                    __import__(module)
+                except BaseException:
+                    pass  # the job process imports it again and reports the failure
+        if header.get("harness") is not None:
+            preload_harness_modules(header["harness"])
+        if len(sys.modules) != loaded:
+            # Keep the template's heap stable: every job process and test child is forked
+            # from it, and a frozen object is never visited by their collections.
+            gc.collect()
+            gc.freeze()
+    read_end, write_end = os.pipe()
+    template = os.getpid()
+    job = os.fork()
+    if job == 0:
+        status = 1
+        try:
+            os.close(read_end)
+            become_job_process(state, template)
+            ending = serve_job(state, header)
+            write_all(write_end, json.dumps(ending).encode())
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    os.waitpid(job, 0)
+    os.set_blocking(read_end, False)
+    try:
+        data = os.read(read_end, 1 << 16)
+    except BlockingIOError:
+        data = b""
+    finally:
+        os.close(read_end)
+    try:
+        ending = json.loads(data) if data else None
+    except ValueError:
+        ending = None
+    return ending if type(ending) is dict else None
+
+
+def become_job_process(state, template):
+    """In the job process: it dies with the template (whose death is the runner's, for the
+    engine), and reaps everything its tests leave where the template is the namespace's init
+    (elsewhere `kill(-1)` would reach beyond the sandbox)."""
+    isolation = state["isolation"]
+    if isolation.prctl is not None:
+        isolation.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != template:
+        os._exit(1)  # the template died before the signal was armed
+    if template == 1 and isolation.prctl is not None:
+        JOB_REAPER[0] = isolation.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def serve_job(state, header):
+    """The job process's request loop, from the job's first request until the job ends."""
+    while True:
+        operation = header.get("op")
+        if operation == "load":
+            sources = [read_exact(REQUEST_FD, size).decode("utf-8", "surrogatepass") for size in header["units"]]
+            write_frame(load(state, header, sources))
+            sources = None
+        elif operation == "run":
+            stdin = read_exact(REQUEST_FD, header["stdin"])
+            extra = read_exact(REQUEST_FD, header["extra"]).decode("utf-8", "surrogatepass") if header.get("has_extra") else None
+            result, stdout, stderr = run_test(state, header, stdin, extra)
+            write_frame(result, stdout, stderr)
+        elif operation == "batch_start":
+            inputs = [read_exact(REQUEST_FD, size) for size in header["inputs"]]
+            write_frame(batch_start(state, header, inputs))
+        elif operation == "batch_next":
+            result, stdout, stderr = batch_next(state, header)
+            write_frame(result, stdout, stderr)
+        elif operation == "batch_end":
+            write_frame(batch_end(state))
+        elif operation == "reset":
+            batch_end(state)
+            return {"end": "reset", "work_directory": header.get("work_directory")}
+        elif operation == "exit":
+            batch_end(state)
+            return {"end": "exit"}
+        elif operation != "abort":
+            # An abort after its test ended needs no answer; anything else is unknown.
+            write_frame({"error": f"unknown operation {operation!r}"})
+        try:
+            header = read_frame()
+        except EOFError:
+            batch_end(state)
+            return {"end": "exit"}
+
+
+# The work directory's inode numbers (issue 32). A tmpfs numbers its inodes per mount and never
+# goes back, so a test that creates files moves the numbers every later test of the job sees: a
+# channel to the next test, and a way to learn which test this is. Mounting a fresh tmpfs after
+# every test costs about 0.4 ms (the unmount waits for an RCU grace period), so it happens only
+# after a test that created something. The evidence: after the directory is emptied its mtime is
+# set to 0 (a program that does not own the directory cannot set explicit times on it) and its
+# ctime noted; creating anything in the tree creates an entry in the directory (it is empty when
+# the test starts), which moves both. An O_TMPFILE inode touches no directory: the sandbox's
+# seccomp filter refuses O_TMPFILE (EOPNOTSUPP; Python's `tempfile` falls back to a named file).
+
+
+def mark_work_directory(work):
+    """Sets the work directory's mtime to 0 and returns its ctime then; None where it cannot."""
+    try:
+        os.utime(work, ns=(0, 0))
+        return (work, os.stat(work).st_ctime_ns)
+    except OSError:
+        return None
+
+
+def work_directory_touched(mark):
+    try:
+        status = os.stat(mark[0])
+    except OSError:
+        return True
+    return status.st_mtime_ns != 0 or status.st_ctime_ns != mark[1]
+
+
+def refresh_work_directory(state, work):
+    """After a judge test: the work directory as the next test must find it, empty and with the
+    inode numbers of a fresh tmpfs. Returns what failed, or None (the reset between jobs
+    empties it again and refuses the runner if it cannot)."""
+    mark = state.get("work_mark")
+    if mark is not None and mark[0] == work and not work_directory_touched(mark):
+        return None
+    problem = None
+    if state["work_options"] is not None and state["isolation"].capabilities:
+        problem = fresh_work_mount(state["isolation"], work, state["work_options"])
+    if problem is not None or state["work_options"] is None or not state["isolation"].capabilities:
+        # Not a tmpfs this runner may mount (a protocol test's directory, no capability): empty it.
+        problem = empty_work_directory(work, state["work_mode"])
+    state["work_mark"] = mark_work_directory(work)
+    return problem
