@@ -63,13 +63,14 @@ class SolutionObject:
     """A stand-in for one object of the solution's process. Trusted code: it never runs the
     solution's code here, only asks the child."""
 
-    __slots__ = ("_rlvr_session", "_rlvr_number", "_rlvr_type", "_rlvr_returned", "__weakref__")
+    __slots__ = ("_rlvr_session", "_rlvr_number", "_rlvr_type", "_rlvr_returned", "_rlvr_used", "__weakref__")
 
     def __init__(self, session, number, type_number, returned):
         object.__setattr__(self, "_rlvr_session", session)
         object.__setattr__(self, "_rlvr_number", number)
         object.__setattr__(self, "_rlvr_type", type_number)
         object.__setattr__(self, "_rlvr_returned", returned)
+        object.__setattr__(self, "_rlvr_used", False)
 
     def __call__(self, *arguments, **keywords):
         session = self._rlvr_session
@@ -84,6 +85,7 @@ class SolutionObject:
         if self._rlvr_returned and name in PLAIN_VALUE_METHODS or name in PLAIN_VALUE_PREDICATES:
             raise NotData(f"the test calls {name!r}, a method of plain values, on an object of the solution's: "
                           "only plain data is judged")
+        object.__setattr__(self, "_rlvr_used", True)
         if name in session.methods.get(self._rlvr_type, ()):
             return SolutionMethod(self, name)
         return session.request({"t": "getattr", "o": {"h": self._rlvr_number}, "n": name},
@@ -93,11 +95,14 @@ class SolutionObject:
         self._rlvr_session.call({"t": "setattr", "o": {"h": self._rlvr_number}, "n": name}, (), {}, value=value)
 
     def __bool__(self):
-        if self._rlvr_returned:
-            raise NotData("the test takes the truth value of an object a solution function returned: only plain "
-                          "data is judged")
-        # An instance the test built: Python's default (true) unless its class defines `__bool__`
-        # or `__len__`; then the child's answer, taken only as an exact bool.
+        if self._rlvr_returned or not self._rlvr_used:
+            # `assert is_prime(7)` against `class is_prime` (truthy by default, or by its own
+            # `__bool__`): the truth of an instance the test has not used yet stands for a value.
+            raise NotData("the test takes the truth value of an object of the solution's it did not build and use: "
+                          "only plain data is judged")
+        # An instance the test built and used (`s.push(1)` then `while s:`): Python's default
+        # (true) unless its class defines `__bool__` or `__len__`; then the child's answer, taken
+        # only as an exact bool.
         methods = self._rlvr_session.methods.get(self._rlvr_type, ())
         if "__bool__" in methods or "__len__" in methods:
             value = self._rlvr_session.operator("bool", self)
