@@ -24,6 +24,11 @@ PLAIN_VALUE_METHODS = frozenset(
 PLAIN_VALUE_PREDICATES = frozenset(
     name for kind in (str, bytes, set, frozenset, int, float)
     for name in dir(kind) if name.startswith(("is", "startswith", "endswith")))
+# Builtins that reach the referee's process or its I/O: a solution that returns one gets no
+# referee's copy of it (an honest program has no reason to return `print` or `exec`).
+REFEREE_REFUSED_BUILTINS = frozenset(("open", "input", "print", "exec", "eval", "compile", "breakpoint", "__import__",
+                                      "globals", "locals", "vars", "setattr", "delattr", "help", "exit", "quit",
+                                      "copyright", "credits", "license"))
 # Exceptions that steer the caller's control flow: a solution call never raises them as
 # themselves (a StopIteration from `f` would end `all(map(f, data))` early, as True).
 CONTROL_EXCEPTIONS = ("StopIteration", "StopAsyncIteration", "GeneratorExit", "KeyboardInterrupt",
@@ -448,6 +453,8 @@ class LiveSession:
 
         def resolve(tag, number):
             if tag == "bi":
+                if number in REFEREE_REFUSED_BUILTINS:
+                    raise Malformed(f"the builtin {number!r} is never the referee's to hand to the test")
                 return named_builtin(number)
             if tag == "x":
                 if 0 <= number < len(self.exports):
