@@ -606,7 +606,7 @@ class LiveSession:
 
     def operator(self, name, *operands):
         """`name` applied in the child; the first operand is the solution's object."""
-        returned = getattr(operands[0], "_rlvr_returned", True)
+        returned = operands[0]._rlvr_returned if isinstance(operands[0], SolutionObject) else True
         message = {"t": "op", "n": name, "o": {"h": operands[0]._rlvr_number}}
         names = None
         if len(operands) > 1:
