@@ -537,3 +537,44 @@ fn a_test_that_does_not_compile_is_an_error_not_a_failed_job() {
     );
     assert_eq!(judgement.outcome, RefereeOutcome::Pass);
 }
+
+#[test]
+fn an_instance_the_test_built_has_its_truth_only_once_used_and_never_a_plain_values_predicates() {
+    let tests = [
+        "assert is_prime(7)",
+        "assert greet('bob').startswith('Hello')",
+        "s = Stack()\ns.push(1)\nassert s",
+    ];
+    let mut started = start(&tests);
+    let names = json!({"is_prime": class(0, &["__bool__"]), "greet": class(1, &["startswith"]),
+                       "Stack": class(2, &["push", "__len__"])});
+    let mut next = 10;
+    let mut script = |message: &Value| match message["t"].as_str().unwrap() {
+        "call" => {
+            next += 1;
+            json!({"t": "return", "v": {"h": next}, "tab": [], "handles": {next.to_string(): 1}})
+        }
+        "method" => value(json!(null)),
+        "op" => {
+            assert_eq!(message["n"], "bool", "{message}");
+            value(json!(true))
+        }
+        other => panic!("unexpected {other}: {message}"),
+    };
+    for (index, expected) in [
+        (0, RefereeOutcome::Fail),
+        (1, RefereeOutcome::Fail),
+        (2, RefereeOutcome::Pass),
+    ] {
+        let (judgement, sent) = run(&mut started, index, names.clone(), &mut script);
+        assert_eq!(
+            judgement.outcome, expected,
+            "{}: {judgement:?}",
+            tests[index]
+        );
+        if index < 2 {
+            // Refused here: nothing but the construction reached the child.
+            assert_eq!(sent.len(), 1, "{sent:?}");
+        }
+    }
+}
