@@ -14,6 +14,8 @@ REFEREE_SITE = "_rlvr_referee_site_"
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                ast.GeneratorExp)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# Builtins whose result, over the test's own values, is the test's own values again.
+LOOP_BUILTINS = frozenset(("range", "enumerate", "zip", "reversed", "sorted", "list", "tuple", "set", "iter"))
 
 
 class Trust:
@@ -109,9 +111,11 @@ def import_for_names(name):
     return None
 
 
-def tainted_names(tree):
+def tainted_names(tree, loop_builtins=frozenset()):
     """Names bound, anywhere in the test, from something computed: a call's result, a function's
-    parameter, or a name bound so (a small, flow-insensitive taint analysis)."""
+    parameter, or a name bound so (a small, flow-insensitive taint analysis). A loop over the
+    referee's own builtin applied to the test's values (`for x in range(1, 5)`: a loop iterable
+    is always the referee's) binds the test's values."""
     tainted = set()
     bindings = []
     for node in ast.walk(tree):
@@ -124,7 +128,11 @@ def tainted_names(tree):
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and node.value is not None:
             bindings.append(([node.target], node.value))
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            bindings.append(([node.target], node.iter))
+            iterable = node.iter
+            if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
+                    and iterable.func.id in loop_builtins):
+                iterable = ast.Tuple([*iterable.args, *(keyword.value for keyword in iterable.keywords)], ast.Load())
+            bindings.append(([node.target], iterable))
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             bindings.append(([node.optional_vars], node.context_expr))
     pending = [(targets, value, {child.id for target in targets for child in ast.walk(target)
@@ -228,7 +236,8 @@ def rewrite_names(tree, trust):
     for node in ast.walk(tree):
         if isinstance(node, ast.Global):
             declared.update(node.names)
-    sites = NameSites(trust, module_bound | declared, tainted_names(tree))
+    loop_builtins = (trust.shared - module_bound - declared) & LOOP_BUILTINS
+    sites = NameSites(trust, module_bound | declared, tainted_names(tree, loop_builtins))
     sites.visit(tree)
     ast.fix_missing_locations(tree)
     return sites.used
