@@ -8,7 +8,19 @@
 // own (fresh static state), with System.in, System.out and System.err new on those
 // descriptors, waits for every non-daemon thread the test started (as the JVM waits before it
 // exits), flushes System.out, and writes back the exit status the program would have had and
-// whether anything of the test is still running (then the supervisor replaces the JVM).
+// what the test left behind (issue 32, "Fresh-process semantics" in docs/languages.md):
+//
+// - put back after every test: the default locales and time zone, the counters and random
+//   generators of the JDK a test advances (thread numbers and names, `new Random()` seeds,
+//   `Math.random`, `ThreadLocalRandom`, `Collections.shuffle`), the standard streams (closing
+//   one ends it for this test only, as in a fresh JVM, and leaves the descriptor open);
+// - flag LEFTOVER (the supervisor replaces the JVM): a thread still running;
+// - flag TAINTED (replaced too): a changed system property, a security manager, a standard
+//   descriptor closed through FileDescriptor itself;
+// - flag RUN_AGAIN_LAST: a shutdown hook, which a fresh JVM runs at its exit: the supervisor
+//   runs the test again in a new JVM with control byte 'l', after which the harness ends the
+//   JVM with the test's status as a fresh one would (hooks run, their output is the test's).
+//
 // System.exit ends the JVM itself: the supervisor sees that status and starts a new one.
 
 import java.io.BufferedInputStream;
@@ -16,19 +28,31 @@ import java.io.BufferedOutputStream;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.net.URL;
 import java.net.URLClassLoader;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
+import java.util.TimeZone;
 
 public final class RlvrHarness {
     private static final int STATUS_UNCAUGHT = 1;
+    /** Reply flags (supervisor/warm.rs, `reply_flags`). */
+    private static final int LEFTOVER = 1;
+    private static final int TAINTED = 2;
+    private static final int RUN_AGAIN_LAST = 4;
 
     public static void main(String[] arguments) throws Exception {
         String mainClass = arguments[0];
@@ -37,23 +61,240 @@ public final class RlvrHarness {
         OutputStream results = new FileOutputStream("/proc/self/fd/6");
         warmUp();
         Set<Thread> own = new HashSet<>(Thread.getAllStackTraces().keySet());
+        Fresh fresh = new Fresh();
         results.write('R');
         results.flush();
-        while (control.read() >= 0) {
+        int request;
+        while ((request = control.read()) >= 0) {
+            fresh.beforeTest();
             int status = runOnce(mainClass, jar);
-            boolean leftover = false;
+            if (request == 'l') {
+                // A fresh JVM's end: shutdown hooks run, and may print or halt with a status.
+                System.exit(status);
+            }
+            int flags = fresh.afterTest();
             for (Thread thread : Thread.getAllStackTraces().keySet()) {
                 if (!own.contains(thread) && thread.isAlive()) {
-                    leftover = true;
+                    flags |= LEFTOVER;
                 }
             }
             byte[] reply = {
                 (byte) status, (byte) (status >> 8), (byte) (status >> 16), (byte) (status >> 24),
-                (byte) (leftover ? 1 : 0)
+                (byte) flags
             };
             results.write(reply);
             results.flush();
         }
+    }
+
+    /**
+     * The JDK-global state a test can change, as the JVM was once ready: what can be put back
+     * is put back before each test, the rest is compared after it.
+     */
+    private static final class Fresh {
+        private final Properties properties = System.getProperties();
+        private final Properties propertiesAsReady = (Properties) properties.clone();
+        private final Locale locale = Locale.getDefault();
+        private final Locale displayLocale = Locale.getDefault(Locale.Category.DISPLAY);
+        private final Locale formatLocale = Locale.getDefault(Locale.Category.FORMAT);
+        private final TimeZone timeZone = TimeZone.getDefault();
+        private final List<Runnable> resets = new ArrayList<>();
+        private final Object unsafe = unsafe();
+        private Map<?, ?> shutdownHooks;
+
+        Fresh() {
+            // Counters and generators of the JDK a test advances and a later one could read.
+            resetStatic("java.lang.Thread", "threadSeqNumber");
+            resetStatic("java.lang.Thread", "threadInitNumber");
+            resetStatic("java.util.Random", "seedUniquifier");
+            resetStatic("java.util.concurrent.ThreadLocalRandom", "seeder");
+            resetStatic("java.util.concurrent.ThreadLocalRandom", "probeGenerator");
+            resetStatic("java.util.Collections", "r");
+            resetRandom("java.lang.Math$RandomNumberGeneratorHolder", "randomNumberGenerator");
+            resetRandom("java.lang.StrictMath$RandomNumberGeneratorHolder", "randomNumberGenerator");
+            Object hooks = staticValue("java.lang.ApplicationShutdownHooks", "hooks");
+            if (hooks instanceof Map) {
+                shutdownHooks = (Map<?, ?>) hooks;
+            }
+        }
+
+        void beforeTest() {
+            for (Runnable reset : resets) {
+                reset.run();
+            }
+            Locale.setDefault(locale);
+            Locale.setDefault(Locale.Category.DISPLAY, displayLocale);
+            Locale.setDefault(Locale.Category.FORMAT, formatLocale);
+            TimeZone.setDefault(timeZone);
+        }
+
+        /** The reply flags of what the test left that cannot be put back. */
+        int afterTest() {
+            int flags = 0;
+            if (System.getProperties() != properties || !properties.equals(propertiesAsReady)
+                    || System.getSecurityManager() != null
+                    || !FileDescriptor.in.valid() || !FileDescriptor.out.valid() || !FileDescriptor.err.valid()) {
+                flags |= TAINTED;
+            }
+            if (shutdownHooks == null || !shutdownHooks.isEmpty()) {
+                flags |= RUN_AGAIN_LAST;
+            }
+            return flags;
+        }
+
+        private static Object unsafe() {
+            try {
+                Field field = Class.forName("sun.misc.Unsafe").getDeclaredField("theUnsafe");
+                field.setAccessible(true);
+                return field.get(null);
+            } catch (ReflectiveOperationException | RuntimeException missing) {
+                return null;
+            }
+        }
+
+        private Object call(String name, Class<?>[] types, Object... values) throws ReflectiveOperationException {
+            return unsafe.getClass().getMethod(name, types).invoke(unsafe, values);
+        }
+
+        /** The current value of a static field (its class initialized), or null. */
+        private Object staticValue(String className, String fieldName) {
+            try {
+                Field field = Class.forName(className, true, null).getDeclaredField(fieldName);
+                Object base = call("staticFieldBase", new Class<?>[] {Field.class}, field);
+                long offset = (Long) call("staticFieldOffset", new Class<?>[] {Field.class}, field);
+                return call("getObjectVolatile", new Class<?>[] {Object.class, long.class}, base, offset);
+            } catch (ReflectiveOperationException | RuntimeException missing) {
+                return null;
+            }
+        }
+
+        /**
+         * Puts a static field back to its value now before every test: a number, the value
+         * inside an atomic one, or a reference (a generator created lazily goes back to null).
+         */
+        private void resetStatic(String className, String fieldName) {
+            try {
+                Field field = Class.forName(className, true, null).getDeclaredField(fieldName);
+                Object base = call("staticFieldBase", new Class<?>[] {Field.class}, field);
+                long offset = (Long) call("staticFieldOffset", new Class<?>[] {Field.class}, field);
+                Class<?> type = field.getType();
+                Method getLong = unsafe.getClass().getMethod("getLongVolatile", Object.class, long.class);
+                Method putLong = unsafe.getClass().getMethod("putLongVolatile", Object.class, long.class, long.class);
+                Method getInt = unsafe.getClass().getMethod("getIntVolatile", Object.class, long.class);
+                Method putInt = unsafe.getClass().getMethod("putIntVolatile", Object.class, long.class, int.class);
+                Method getObject = unsafe.getClass().getMethod("getObjectVolatile", Object.class, long.class);
+                Method putObject = unsafe.getClass().getMethod("putObjectVolatile", Object.class, long.class, Object.class);
+                if (type == long.class) {
+                    Object saved = getLong.invoke(unsafe, base, offset);
+                    resets.add(() -> invoke(putLong, base, offset, saved));
+                } else if (type == int.class) {
+                    Object saved = getInt.invoke(unsafe, base, offset);
+                    resets.add(() -> invoke(putInt, base, offset, saved));
+                } else {
+                    Object value = getObject.invoke(unsafe, base, offset);
+                    if (value instanceof java.util.concurrent.atomic.AtomicLong) {
+                        java.util.concurrent.atomic.AtomicLong atomic = (java.util.concurrent.atomic.AtomicLong) value;
+                        long saved = atomic.get();
+                        resets.add(() -> atomic.set(saved));
+                    } else if (value instanceof java.util.concurrent.atomic.AtomicInteger) {
+                        java.util.concurrent.atomic.AtomicInteger atomic = (java.util.concurrent.atomic.AtomicInteger) value;
+                        int saved = atomic.get();
+                        resets.add(() -> atomic.set(saved));
+                    } else {
+                        resets.add(() -> invoke(putObject, base, offset, value));
+                    }
+                }
+            } catch (ReflectiveOperationException | RuntimeException missing) {
+                // Not in this JDK: nothing to put back.
+            }
+        }
+
+        /** Puts a static generator's seed back before every test (`Math.random`). */
+        private void resetRandom(String className, String fieldName) {
+            Object generator = staticValue(className, fieldName);
+            if (!(generator instanceof java.util.Random)) {
+                return;
+            }
+            try {
+                Field seedField = java.util.Random.class.getDeclaredField("seed");
+                long offset = (Long) call("objectFieldOffset", new Class<?>[] {Field.class}, seedField);
+                Object seed = call("getObjectVolatile", new Class<?>[] {Object.class, long.class}, generator, offset);
+                if (seed instanceof java.util.concurrent.atomic.AtomicLong) {
+                    java.util.concurrent.atomic.AtomicLong atomic = (java.util.concurrent.atomic.AtomicLong) seed;
+                    long saved = atomic.get();
+                    resets.add(() -> atomic.set(saved));
+                }
+            } catch (ReflectiveOperationException | RuntimeException missing) {
+                // Not in this JDK: nothing to put back.
+            }
+        }
+
+        private void invoke(Method method, Object... values) {
+            try {
+                method.invoke(unsafe, values);
+            } catch (ReflectiveOperationException ignored) {
+                // Found and checked when the reset was made.
+            }
+        }
+    }
+
+    /**
+     * A standard stream of one test: closing it ends it for the test, as closing the JDK's
+     * System.in or System.out ends it in a fresh JVM (later reads fail, later writes are lost),
+     * but leaves the descriptor open for the next test.
+     */
+    private static final class TestInput extends FileInputStream {
+        private volatile boolean closed;
+
+        TestInput(FileDescriptor descriptor) {
+            super(descriptor);
+        }
+
+        private void ensureOpen() throws IOException {
+            if (closed) {
+                throw new IOException("Stream Closed");
+            }
+        }
+
+        @Override public int read() throws IOException { ensureOpen(); return super.read(); }
+        @Override public int read(byte[] bytes) throws IOException { ensureOpen(); return super.read(bytes); }
+        @Override public int read(byte[] bytes, int offset, int length) throws IOException {
+            ensureOpen();
+            return super.read(bytes, offset, length);
+        }
+        @Override public byte[] readAllBytes() throws IOException { ensureOpen(); return super.readAllBytes(); }
+        @Override public byte[] readNBytes(int length) throws IOException { ensureOpen(); return super.readNBytes(length); }
+        @Override public int readNBytes(byte[] bytes, int offset, int length) throws IOException {
+            ensureOpen();
+            return super.readNBytes(bytes, offset, length);
+        }
+        @Override public long skip(long count) throws IOException { ensureOpen(); return super.skip(count); }
+        @Override public int available() throws IOException { ensureOpen(); return super.available(); }
+        @Override public long transferTo(OutputStream out) throws IOException { ensureOpen(); return super.transferTo(out); }
+        @Override public void close() { closed = true; }
+    }
+
+    /** The output counterpart of {@link TestInput}. */
+    private static final class TestOutput extends FileOutputStream {
+        private volatile boolean closed;
+
+        TestOutput(FileDescriptor descriptor) {
+            super(descriptor);
+        }
+
+        private void ensureOpen() throws IOException {
+            if (closed) {
+                throw new IOException("Stream Closed");
+            }
+        }
+
+        @Override public void write(int value) throws IOException { ensureOpen(); super.write(value); }
+        @Override public void write(byte[] bytes) throws IOException { ensureOpen(); super.write(bytes); }
+        @Override public void write(byte[] bytes, int offset, int length) throws IOException {
+            ensureOpen();
+            super.write(bytes, offset, length);
+        }
+        @Override public void close() { closed = true; }
     }
 
     /** Loads what most programs use, once, so a test does not pay for it. */
@@ -77,9 +318,9 @@ public final class RlvrHarness {
     /** One test: the program's main class, run as `java MainClass` would run it. */
     private static int runOnce(String mainClass, URL jar) throws Exception {
         // The streams the JDK gives a fresh JVM: a 128-byte buffer, flushed at line ends.
-        System.setIn(new BufferedInputStream(new FileInputStream(FileDescriptor.in)));
-        PrintStream out = new PrintStream(new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 128), true);
-        PrintStream err = new PrintStream(new BufferedOutputStream(new FileOutputStream(FileDescriptor.err), 128), true);
+        System.setIn(new BufferedInputStream(new TestInput(FileDescriptor.in)));
+        PrintStream out = new PrintStream(new BufferedOutputStream(new TestOutput(FileDescriptor.out), 128), true);
+        PrintStream err = new PrintStream(new BufferedOutputStream(new TestOutput(FileDescriptor.err), 128), true);
         System.setOut(out);
         System.setErr(err);
         URLClassLoader loader = new URLClassLoader(new URL[] {jar}, ClassLoader.getPlatformClassLoader());

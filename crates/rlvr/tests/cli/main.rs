@@ -13,6 +13,7 @@ mod edge_inputs;
 mod export_data_source;
 mod fetch;
 mod languages;
+mod languages_fresh;
 mod languages_hostile;
 mod outputs;
 mod products;
