@@ -92,8 +92,6 @@ public final class RlvrHarness {
      * is put back before each test, the rest is compared after it.
      */
     private static final class Fresh {
-        private final Properties properties = System.getProperties();
-        private final Properties propertiesAsReady = (Properties) properties.clone();
         private final Locale locale = Locale.getDefault();
         private final Locale displayLocale = Locale.getDefault(Locale.Category.DISPLAY);
         private final Locale formatLocale = Locale.getDefault(Locale.Category.FORMAT);
@@ -101,6 +99,8 @@ public final class RlvrHarness {
         private final List<Runnable> resets = new ArrayList<>();
         private final Object unsafe = unsafe();
         private Map<?, ?> shutdownHooks;
+        private final Properties properties;
+        private final Properties propertiesAsReady;
 
         Fresh() {
             // Counters and generators of the JDK a test advances and a later one could read.
@@ -116,6 +116,9 @@ public final class RlvrHarness {
             if (hooks instanceof Map) {
                 shutdownHooks = (Map<?, ?>) hooks;
             }
+            // Last: reading the default time zone above sets `user.timezone`.
+            properties = System.getProperties();
+            propertiesAsReady = (Properties) properties.clone();
         }
 
         void beforeTest() {

@@ -178,7 +178,7 @@ pub fn main_class_in_jar(jar: &[u8]) -> Option<String> {
         let Ok(mut entry) = archive.by_index(index) else {
             continue;
         };
-        if !entry.name().ends_with(".class") {
+        if !entry.name().is_ok_and(|name| name.ends_with(".class")) {
             continue;
         }
         let mut contents = Vec::new();

@@ -42,6 +42,70 @@ impl Isolation {
             let _ = last_pid.write_at(FIRST_TEST_PID, 0);
         }
     }
+
+    /// Before a test of a warm program whose PID namespace is `namespace`: its next thread (the
+    /// test's) gets the same ids as the first test's thread did, in the sandbox's namespace
+    /// (the first free one after [`FIRST_TEST_PID`]) and in the program's own (its lowest free
+    /// one), whatever threads earlier tests started.
+    ///
+    /// The program's own namespace has its own `ns_last_pid`, which only a process of that
+    /// namespace can write: a child forked into it writes it and exits. That child's id in the
+    /// sandbox's namespace is the first free one there, so it also shows whether a thread an
+    /// earlier test ended still holds its id (the kernel frees an exiting thread's ids a moment
+    /// after it leaves the thread count): then it tries again shortly, for at most
+    /// [`THREAD_ID_WAIT`]. `first` is the first test's child's id, recorded then.
+    pub(crate) fn reset_thread_ids(&self, namespace: Option<&OwnedFd>, first: &mut Option<i32>) {
+        let (Some(namespace), Some(own), Some(last_pid)) =
+            (namespace, &self.pid_namespace, &self.last_pid)
+        else {
+            self.reset_next_pid();
+            return;
+        };
+        let started = Instant::now();
+        loop {
+            self.reset_next_pid();
+            let probed = probe_thread_ids(namespace, own, last_pid);
+            self.reset_next_pid();
+            let Ok(Some(id)) = probed else {
+                return;
+            };
+            match first {
+                Some(expected) if id > *expected && started.elapsed() < THREAD_ID_WAIT => {
+                    std::thread::sleep(std::time::Duration::from_micros(100));
+                }
+                Some(expected) if id > *expected => return,
+                _ => {
+                    *first = Some(id);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// How long a warm test may wait for the ids of the threads earlier tests ended.
+const THREAD_ID_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
+/// What a warm program's own namespace's `ns_last_pid` is set to: its next thread gets the
+/// lowest free id there.
+const NESTED_LAST_PID: &[u8] = b"0";
+
+/// Forks a child into `namespace` that resets that namespace's next id and exits: the child's
+/// id in the sandbox's namespace, or `None` when it could not write.
+fn probe_thread_ids(
+    namespace: &OwnedFd,
+    own: &OwnedFd,
+    last_pid: &File,
+) -> io::Result<Option<i32>> {
+    sys::enter_pid_namespace(namespace.as_raw_fd())?;
+    let forked = sys::fork_process();
+    if let Ok(0) = forked {
+        sys::child::write_last_pid_and_exit(last_pid.as_raw_fd(), NESTED_LAST_PID);
+    }
+    sys::enter_pid_namespace(own.as_raw_fd())?;
+    let pid = forked?;
+    let (_, status, _) =
+        sys::wait_for(pid, 0)?.ok_or_else(|| io::Error::other("the probe vanished"))?;
+    Ok((status == 1 << 8).then_some(pid))
 }
 
 /// The sandbox's `ns_last_pid` descriptor moved out of the tests' way, when it works.

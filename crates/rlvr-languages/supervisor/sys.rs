@@ -123,6 +123,7 @@ unsafe extern "C" {
     fn sigprocmask(how: i32, set: *const [u64; 16], old: *mut [u64; 16]) -> i32;
     fn getpid() -> i32;
     fn write(fd: i32, buffer: *const u8, count: usize) -> isize;
+    fn pwrite(fd: i32, buffer: *const u8, count: usize, offset: i64) -> isize;
     fn _exit(status: i32) -> !;
     fn listxattr(path: *const c_char, list: *mut u8, size: usize) -> isize;
     fn removexattr(path: *const c_char, name: *const c_char) -> i32;
@@ -358,6 +359,17 @@ pub fn mount_tmpfs(target: &std::ffi::CStr, options: &std::ffi::CStr) -> io::Res
 /// before the fork; each failure is reported as (step, errno) on the report pipe.
 pub mod child {
     use super::*;
+
+    /// In a child forked into a PID namespace: writes `value` to that namespace's
+    /// `ns_last_pid` (through `last_pid`, which acts on the writer's namespace) and exits, with
+    /// status 1 when the write worked, else 0.
+    pub fn write_last_pid_and_exit(last_pid: RawFd, value: &[u8]) -> ! {
+        // SAFETY: a valid buffer; _exit never returns.
+        unsafe {
+            let written = pwrite(last_pid, value.as_ptr(), value.len(), 0);
+            _exit(i32::from(written == value.len() as isize))
+        }
+    }
 
     /// Writes `(step, errno)` to the report pipe and exits without running the program.
     pub fn fail(report: RawFd, step: u8) -> ! {

@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::time::Instant;
 
 use crate::exec_protocol::{RunReport, RunSpec, ending};
@@ -29,6 +29,10 @@ pub(crate) struct Warm {
     /// Its thread count once ready: more after a test means something the test started is
     /// still running (a thread the harness cannot see).
     threads: u64,
+    /// Its PID namespace (opened as the program uid), to reset its thread ids per test.
+    namespace: Option<OwnedFd>,
+    /// The first free id in the sandbox's namespace before its first test.
+    first_thread_ids: Option<i32>,
 }
 
 impl Warm {
@@ -72,6 +76,24 @@ fn status_field(pid: i32, name: &str) -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// The warm program's thread count once the threads a test ended are gone: a thread the
+/// harness joined may still be exiting in the kernel, holding its thread id, and the next
+/// test's thread would get another id. Waits at most [`THREAD_EXIT_WAIT`] for the count to come
+/// back to `ready` (a thread still running is the caller's to find).
+fn settled_threads(pid: i32, ready: u64) -> u64 {
+    let started = Instant::now();
+    loop {
+        let threads = status_field(pid, "Threads");
+        if threads <= ready || started.elapsed() >= THREAD_EXIT_WAIT {
+            return threads;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+}
+
+/// How long a test's ended threads may take to leave the kernel.
+const THREAD_EXIT_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// CPU time of a live process (user + system), in microseconds, from `/proc/<pid>/stat`.
 fn process_cpu_us(pid: i32) -> u64 {
@@ -156,6 +178,8 @@ fn start_warm(
         stdout,
         stderr,
         threads: 0,
+        namespace: None,
+        first_thread_ids: None,
     };
     if let Some(message) = startup_failure(failures)? {
         let _ = sys::wait_for(pid, 0);
@@ -171,6 +195,11 @@ fn start_warm(
         let mut ready = [0u8; 1];
         if warm.results.read(&mut ready)? == 1 && ready[0] == b'R' {
             warm.threads = as_program(isolation, || status_field(pid, "Threads"));
+            warm.namespace = as_program(isolation, || {
+                File::open(format!("/proc/{pid}/ns/pid"))
+                    .ok()
+                    .and_then(|file| owned(OwnedFd::from(file).into_raw_fd()).ok())
+            });
             return Ok(Ok(warm));
         }
     }
@@ -352,7 +381,7 @@ fn run_in(isolation: &Isolation, mut warm: Warm, spec: &RunSpec, control: u8) ->
     }
     let cpu_before = as_program(isolation, || process_cpu_us(warm.pid));
     // The test's threads get the same thread ids whatever earlier tests started.
-    isolation.reset_next_pid();
+    isolation.reset_thread_ids(warm.namespace.as_ref(), &mut warm.first_thread_ids);
     let started = Instant::now();
     if warm.control.write_all(&[control]).is_err() {
         // It ended just now: its end is this test's.
@@ -385,7 +414,7 @@ fn run_in(isolation: &Isolation, mut warm: Warm, spec: &RunSpec, control: u8) ->
     let (children, threads, cpu, resident) = as_program(isolation, || {
         (
             has_children(warm.pid),
-            status_field(warm.pid, "Threads"),
+            settled_threads(warm.pid, warm.threads),
             process_cpu_us(warm.pid),
             status_field(warm.pid, "VmHWM"),
         )
