@@ -139,7 +139,8 @@ public final class RlvrHarness {
                     || !FileDescriptor.in.valid() || !FileDescriptor.out.valid() || !FileDescriptor.err.valid()) {
                 flags |= TAINTED;
             }
-            if (shutdownHooks == null || !shutdownHooks.isEmpty()) {
+            // (A JDK whose hooks cannot be read gets no re-run: its hooks run only at a kill.)
+            if (shutdownHooks != null && !shutdownHooks.isEmpty()) {
                 flags |= RUN_AGAIN_LAST;
             }
             return flags;
