@@ -84,6 +84,8 @@ fn main() {
     )
     .expect("supervisor");
     supervisor.load(&program).expect("load");
+    let runs_started = Instant::now();
+    let cpu_before = supervisor.process().usage().cpu;
     for run in 0..runs {
         let report = supervisor
             .run(&RunSpec {
@@ -109,5 +111,10 @@ fn main() {
             String::from_utf8_lossy(&report.message)
         );
     }
+    println!(
+        "{runs} runs in {:?}, CPU of the sandbox {:?}",
+        runs_started.elapsed(),
+        supervisor.process().usage().cpu.saturating_sub(cpu_before)
+    );
     supervisor.finish();
 }
