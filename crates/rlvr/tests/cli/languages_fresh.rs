@@ -125,14 +125,25 @@ const SUM_JAVA: &str = "import java.util.*;\npublic class Sum { public static vo
 const SUMS_IN: [&str; 3] = ["1 2\n", "20 22\n", "-5 5\n"];
 const SUMS_OUT: [&str; 3] = ["3\n", "42\n", "0\n"];
 
-/// The C counter jobs (PIDs, inode numbers) with their fresh outputs, and an honest control.
+/// The counter jobs (PIDs, inode numbers; C and JavaScript) with their fresh outputs, and an
+/// honest control.
 fn compiled_counter_jobs(directory: &Path) -> Vec<Value> {
     let mut jobs = Vec::new();
-    for (id, file) in [("pid", "pid_counter.c"), ("inode", "inode_counter.c")] {
+    for (id, language, file) in [
+        ("pid", "c", "pid_counter.c"),
+        ("inode", "c", "inode_counter.c"),
+        ("javascript counters", "javascript", "counters.js"),
+    ] {
         let source = fixture(file);
-        let fresh = fresh_output(directory, "c", file, &source, "0\n");
+        let fresh = fresh_output(directory, language, file, &source, "0\n");
         assert!(!fresh.contains("no fresh"), "{file}: {fresh}");
-        jobs.push(job(id, "c", &source, &SIGNALS, &every(&SIGNALS, &fresh)));
+        jobs.push(job(
+            id,
+            language,
+            &source,
+            &SIGNALS,
+            &every(&SIGNALS, &fresh),
+        ));
     }
     let sums = SUMS_OUT.map(str::to_owned);
     jobs.push(job("honest c", "c", SUM_C, &SUMS_IN, &sums));
