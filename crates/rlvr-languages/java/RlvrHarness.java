@@ -45,7 +45,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.TimeZone;
 
 public final class RlvrHarness {
     private static final int STATUS_UNCAUGHT = 1;
@@ -67,7 +66,7 @@ public final class RlvrHarness {
         int request;
         while ((request = control.read()) >= 0) {
             fresh.beforeTest();
-            int status = runOnce(mainClass, jar);
+            int status = runOnce(mainClass, jar, fresh);
             if (request == 'l') {
                 // A fresh JVM's end: shutdown hooks run, and may print or halt with a status.
                 System.exit(status);
@@ -95,14 +94,42 @@ public final class RlvrHarness {
         private final Locale locale = Locale.getDefault();
         private final Locale displayLocale = Locale.getDefault(Locale.Category.DISPLAY);
         private final Locale formatLocale = Locale.getDefault(Locale.Category.FORMAT);
-        private final TimeZone timeZone = TimeZone.getDefault();
-        private final List<Runnable> resets = new ArrayList<>();
-        private final Object unsafe = unsafe();
+        private final List<Reset> resets = new ArrayList<>();
+        private final Object unsafe;
+        private Method staticFieldBase;
+        private Method staticFieldOffset;
+        private Method objectFieldOffset;
+        private Method getLong;
+        private Method putLong;
+        private Method getInt;
+        private Method putInt;
+        private Method getObject;
+        private Method putObject;
         private Map<?, ?> shutdownHooks;
+        /** The address of HotSpot's random seed (`os::_rand_seed`), or 0 when not found. */
+        private long randomSeedAddress;
+        private Object randomSeedAsReady;
         private final Properties properties;
         private final Properties propertiesAsReady;
+        /** Whether `user.timezone` was unset when ready (the JDK sets it at a time zone's first use). */
+        private final boolean noTimeZoneProperty;
 
         Fresh() {
+            unsafe = unsafe();
+            try {
+                Class<?> type = unsafe.getClass();
+                staticFieldBase = type.getMethod("staticFieldBase", Field.class);
+                staticFieldOffset = type.getMethod("staticFieldOffset", Field.class);
+                objectFieldOffset = type.getMethod("objectFieldOffset", Field.class);
+                getLong = type.getMethod("getLongVolatile", Object.class, long.class);
+                putLong = type.getMethod("putLongVolatile", Object.class, long.class, long.class);
+                getInt = type.getMethod("getIntVolatile", Object.class, long.class);
+                putInt = type.getMethod("putIntVolatile", Object.class, long.class, int.class);
+                getObject = type.getMethod("getObjectVolatile", Object.class, long.class);
+                putObject = type.getMethod("putObjectVolatile", Object.class, long.class, Object.class);
+            } catch (ReflectiveOperationException | RuntimeException missing) {
+                // No sun.misc.Unsafe: nothing below is put back.
+            }
             // Counters and generators of the JDK a test advances and a later one could read.
             resetStatic("java.lang.Thread", "threadSeqNumber");
             resetStatic("java.lang.Thread", "threadInitNumber");
@@ -110,30 +137,48 @@ public final class RlvrHarness {
             resetStatic("java.util.concurrent.ThreadLocalRandom", "seeder");
             resetStatic("java.util.concurrent.ThreadLocalRandom", "probeGenerator");
             resetStatic("java.util.Collections", "r");
+            // The default time zone, unset until first used (reading it here would load the
+            // time zone data for every JVM): a test that sets or first uses it leaves it unset.
+            resetStatic("java.util.TimeZone", "defaultTimeZone");
             resetRandom("java.lang.Math$RandomNumberGeneratorHolder", "randomNumberGenerator");
             resetRandom("java.lang.StrictMath$RandomNumberGeneratorHolder", "randomNumberGenerator");
+            findRandomSeed();
             Object hooks = staticValue("java.lang.ApplicationShutdownHooks", "hooks");
             if (hooks instanceof Map) {
                 shutdownHooks = (Map<?, ?>) hooks;
             }
-            // Last: reading the default time zone above sets `user.timezone`.
             properties = System.getProperties();
             propertiesAsReady = (Properties) properties.clone();
+            noTimeZoneProperty = properties.getProperty("user.timezone") == null;
         }
 
         void beforeTest() {
-            for (Runnable reset : resets) {
+            for (Reset reset : resets) {
                 reset.run();
             }
             Locale.setDefault(locale);
             Locale.setDefault(Locale.Category.DISPLAY, displayLocale);
             Locale.setDefault(Locale.Category.FORMAT, formatLocale);
-            TimeZone.setDefault(timeZone);
+        }
+
+        /**
+         * Right before the test's thread starts: it (and the threads it starts) draw their
+         * identity hash seeds from HotSpot's random seed, put back to the same value for every
+         * test, as every fresh JVM starts from the same.
+         */
+        void beforeStart() {
+            if (randomSeedAddress != 0) {
+                invoke(putInt, null, randomSeedAddress, randomSeedAsReady);
+            }
         }
 
         /** The reply flags of what the test left that cannot be put back. */
         int afterTest() {
             int flags = 0;
+            if (noTimeZoneProperty) {
+                // Set by the JDK when the test first used a time zone, not by the test.
+                properties.remove("user.timezone");
+            }
             if (System.getProperties() != properties || !properties.equals(propertiesAsReady)
                     || System.getSecurityManager() != null
                     || !FileDescriptor.in.valid() || !FileDescriptor.out.valid() || !FileDescriptor.err.valid()) {
@@ -146,6 +191,96 @@ public final class RlvrHarness {
             return flags;
         }
 
+        /**
+         * Finds HotSpot's JVM-wide random seed, from which each new thread draws the seed of its
+         * identity hash codes (`Object.hashCode`): among the words of libjvm's writable memory,
+         * the one a thread's creation moved by a few steps of HotSpot's generator (Park-Miller,
+         * `os::next_random`). Found only when exactly one word did; then it is put back before
+         * every test's thread starts.
+         */
+        private void findRandomSeed() {
+            try (InputStream maps = new FileInputStream("/proc/self/maps")) {
+                Method copy = unsafe.getClass().getMethod("copyMemory", Object.class, long.class, Object.class, long.class, long.class);
+                long base = (Integer) unsafe.getClass().getMethod("arrayBaseOffset", Class.class).invoke(unsafe, int[].class);
+                List<long[]> ranges = new ArrayList<>();
+                boolean afterJvm = false;
+                for (String line : new String(maps.readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1).split("\n")) {
+                    int dash = line.indexOf('-');
+                    int space = line.indexOf(' ');
+                    if (dash < 0 || space < dash) {
+                        continue;
+                    }
+                    boolean jvm = line.endsWith("/libjvm.so");
+                    // libjvm's data, and the anonymous mapping after it (its zero-filled part).
+                    if (line.startsWith("rw", space + 1) && (jvm || (afterJvm && line.indexOf('/') < 0))) {
+                        ranges.add(new long[] {
+                            Long.parseUnsignedLong(line.substring(0, dash), 16),
+                            Long.parseUnsignedLong(line.substring(dash + 1, space), 16)
+                        });
+                    }
+                    afterJvm = jvm;
+                }
+                int[][] before = new int[ranges.size()][];
+                for (int index = 0; index < ranges.size(); index++) {
+                    long[] range = ranges.get(index);
+                    before[index] = new int[(int) ((range[1] - range[0]) / 4)];
+                    copy.invoke(unsafe, null, range[0], before[index], base, 4L * before[index].length);
+                }
+                Thread thread = new Thread();
+                thread.start();
+                thread.join();
+                long found = 0;
+                int matches = 0;
+                for (int index = 0; index < ranges.size(); index++) {
+                    long[] range = ranges.get(index);
+                    int[] after = new int[before[index].length];
+                    copy.invoke(unsafe, null, range[0], after, base, 4L * after.length);
+                    int[] old = before[index];
+                    for (int word = 0; word < after.length; word++) {
+                        if (after[word] != old[word] && randomSteps(old[word], after[word])) {
+                            found = range[0] + 4L * word;
+                            matches++;
+                        }
+                    }
+                }
+                if (matches == 1) {
+                    randomSeedAsReady = getInt.invoke(unsafe, null, found);
+                    randomSeedAddress = found;
+                }
+            } catch (ReflectiveOperationException | IOException | InterruptedException | RuntimeException missing) {
+                // Not this JVM's layout: identity hash seeds run on (docs/languages.md).
+            }
+        }
+
+        /** Whether `to` is one to eight steps of HotSpot's `os::next_random` after `from`. */
+        private static boolean randomSteps(int from, int to) {
+            int value = from;
+            for (int step = 0; step < 8; step++) {
+                value = nextRandom(value);
+                if (value == to) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** HotSpot's `os::next_random` (Park-Miller, 16807 modulo 2^31 - 1, in 32-bit words). */
+        private static int nextRandom(int seed) {
+            long modulus = 2147483647L;
+            long unsigned = seed & 0xffffffffL;
+            long low = (16807L * (unsigned & 0xFFFF)) & 0xffffffffL;
+            long high = (16807L * (unsigned >>> 16)) & 0xffffffffL;
+            low = (low + ((high & 0x7FFF) << 16)) & 0xffffffffL;
+            if (low > modulus) {
+                low = (low & modulus) + 1;
+            }
+            low = (low + (high >>> 15)) & 0xffffffffL;
+            if (low > modulus) {
+                low = (low & modulus) + 1;
+            }
+            return (int) low;
+        }
+
         private static Object unsafe() {
             try {
                 Field field = Class.forName("sun.misc.Unsafe").getDeclaredField("theUnsafe");
@@ -156,17 +291,11 @@ public final class RlvrHarness {
             }
         }
 
-        private Object call(String name, Class<?>[] types, Object... values) throws ReflectiveOperationException {
-            return unsafe.getClass().getMethod(name, types).invoke(unsafe, values);
-        }
-
         /** The current value of a static field (its class initialized), or null. */
         private Object staticValue(String className, String fieldName) {
             try {
                 Field field = Class.forName(className, true, null).getDeclaredField(fieldName);
-                Object base = call("staticFieldBase", new Class<?>[] {Field.class}, field);
-                long offset = (Long) call("staticFieldOffset", new Class<?>[] {Field.class}, field);
-                return call("getObjectVolatile", new Class<?>[] {Object.class, long.class}, base, offset);
+                return getObject.invoke(unsafe, staticFieldBase.invoke(unsafe, field), staticFieldOffset.invoke(unsafe, field));
             } catch (ReflectiveOperationException | RuntimeException missing) {
                 return null;
             }
@@ -179,33 +308,20 @@ public final class RlvrHarness {
         private void resetStatic(String className, String fieldName) {
             try {
                 Field field = Class.forName(className, true, null).getDeclaredField(fieldName);
-                Object base = call("staticFieldBase", new Class<?>[] {Field.class}, field);
-                long offset = (Long) call("staticFieldOffset", new Class<?>[] {Field.class}, field);
+                Object base = staticFieldBase.invoke(unsafe, field);
+                Object offset = staticFieldOffset.invoke(unsafe, field);
                 Class<?> type = field.getType();
-                Method getLong = unsafe.getClass().getMethod("getLongVolatile", Object.class, long.class);
-                Method putLong = unsafe.getClass().getMethod("putLongVolatile", Object.class, long.class, long.class);
-                Method getInt = unsafe.getClass().getMethod("getIntVolatile", Object.class, long.class);
-                Method putInt = unsafe.getClass().getMethod("putIntVolatile", Object.class, long.class, int.class);
-                Method getObject = unsafe.getClass().getMethod("getObjectVolatile", Object.class, long.class);
-                Method putObject = unsafe.getClass().getMethod("putObjectVolatile", Object.class, long.class, Object.class);
                 if (type == long.class) {
-                    Object saved = getLong.invoke(unsafe, base, offset);
-                    resets.add(() -> invoke(putLong, base, offset, saved));
+                    resets.add(new Reset(putLong, base, offset, getLong.invoke(unsafe, base, offset)));
                 } else if (type == int.class) {
-                    Object saved = getInt.invoke(unsafe, base, offset);
-                    resets.add(() -> invoke(putInt, base, offset, saved));
+                    resets.add(new Reset(putInt, base, offset, getInt.invoke(unsafe, base, offset)));
                 } else {
                     Object value = getObject.invoke(unsafe, base, offset);
-                    if (value instanceof java.util.concurrent.atomic.AtomicLong) {
-                        java.util.concurrent.atomic.AtomicLong atomic = (java.util.concurrent.atomic.AtomicLong) value;
-                        long saved = atomic.get();
-                        resets.add(() -> atomic.set(saved));
-                    } else if (value instanceof java.util.concurrent.atomic.AtomicInteger) {
-                        java.util.concurrent.atomic.AtomicInteger atomic = (java.util.concurrent.atomic.AtomicInteger) value;
-                        int saved = atomic.get();
-                        resets.add(() -> atomic.set(saved));
+                    if (value instanceof java.util.concurrent.atomic.AtomicLong
+                            || value instanceof java.util.concurrent.atomic.AtomicInteger) {
+                        resets.add(new Reset(value));
                     } else {
-                        resets.add(() -> invoke(putObject, base, offset, value));
+                        resets.add(new Reset(putObject, base, offset, value));
                     }
                 }
             } catch (ReflectiveOperationException | RuntimeException missing) {
@@ -221,12 +337,9 @@ public final class RlvrHarness {
             }
             try {
                 Field seedField = java.util.Random.class.getDeclaredField("seed");
-                long offset = (Long) call("objectFieldOffset", new Class<?>[] {Field.class}, seedField);
-                Object seed = call("getObjectVolatile", new Class<?>[] {Object.class, long.class}, generator, offset);
+                Object seed = getObject.invoke(unsafe, generator, objectFieldOffset.invoke(unsafe, seedField));
                 if (seed instanceof java.util.concurrent.atomic.AtomicLong) {
-                    java.util.concurrent.atomic.AtomicLong atomic = (java.util.concurrent.atomic.AtomicLong) seed;
-                    long saved = atomic.get();
-                    resets.add(() -> atomic.set(saved));
+                    resets.add(new Reset(seed));
                 }
             } catch (ReflectiveOperationException | RuntimeException missing) {
                 // Not in this JDK: nothing to put back.
@@ -238,6 +351,46 @@ public final class RlvrHarness {
                 method.invoke(unsafe, values);
             } catch (ReflectiveOperationException ignored) {
                 // Found and checked when the reset was made.
+            }
+        }
+
+        /** One value put back before every test: a field through Unsafe, or an atomic's value. */
+        private final class Reset {
+            private final Method put;
+            private final Object base;
+            private final Object offset;
+            private final Object saved;
+            private final Object atomic;
+            private final long atomicValue;
+
+            Reset(Method put, Object base, Object offset, Object saved) {
+                this.put = put;
+                this.base = base;
+                this.offset = offset;
+                this.saved = saved;
+                this.atomic = null;
+                this.atomicValue = 0;
+            }
+
+            Reset(Object atomic) {
+                this.put = null;
+                this.base = null;
+                this.offset = null;
+                this.saved = null;
+                this.atomic = atomic;
+                this.atomicValue = atomic instanceof java.util.concurrent.atomic.AtomicLong
+                        ? ((java.util.concurrent.atomic.AtomicLong) atomic).get()
+                        : ((java.util.concurrent.atomic.AtomicInteger) atomic).get();
+            }
+
+            void run() {
+                if (atomic instanceof java.util.concurrent.atomic.AtomicLong) {
+                    ((java.util.concurrent.atomic.AtomicLong) atomic).set(atomicValue);
+                } else if (atomic instanceof java.util.concurrent.atomic.AtomicInteger) {
+                    ((java.util.concurrent.atomic.AtomicInteger) atomic).set((int) atomicValue);
+                } else {
+                    invoke(put, base, offset, saved);
+                }
             }
         }
     }
@@ -320,7 +473,7 @@ public final class RlvrHarness {
     }
 
     /** One test: the program's main class, run as `java MainClass` would run it. */
-    private static int runOnce(String mainClass, URL jar) throws Exception {
+    private static int runOnce(String mainClass, URL jar, Fresh fresh) throws Exception {
         // The streams the JDK gives a fresh JVM: a 128-byte buffer, flushed at line ends.
         System.setIn(new BufferedInputStream(new TestInput(FileDescriptor.in)));
         PrintStream out = new PrintStream(new BufferedOutputStream(new TestOutput(FileDescriptor.out), 128), true);
@@ -352,6 +505,7 @@ public final class RlvrHarness {
             System.err.print("Exception in thread \"" + thread.getName() + "\" ");
             thrown.printStackTrace(System.err);
         });
+        fresh.beforeStart();
         main.start();
         main.join();
         // The JVM exits when its last non-daemon thread ends: wait for the test's.

@@ -77,24 +77,6 @@ fn status_field(pid: i32, name: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// The warm program's thread count once the threads a test ended are gone: a thread the
-/// harness joined may still be exiting in the kernel, holding its thread id, and the next
-/// test's thread would get another id. Waits at most [`THREAD_EXIT_WAIT`] for the count to come
-/// back to `ready` (a thread still running is the caller's to find).
-fn settled_threads(pid: i32, ready: u64) -> u64 {
-    let started = Instant::now();
-    loop {
-        let threads = status_field(pid, "Threads");
-        if threads <= ready || started.elapsed() >= THREAD_EXIT_WAIT {
-            return threads;
-        }
-        std::thread::sleep(std::time::Duration::from_micros(50));
-    }
-}
-
-/// How long a test's ended threads may take to leave the kernel.
-const THREAD_EXIT_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
-
 /// CPU time of a live process (user + system), in microseconds, from `/proc/<pid>/stat`.
 fn process_cpu_us(pid: i32) -> u64 {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
@@ -414,7 +396,7 @@ fn run_in(isolation: &Isolation, mut warm: Warm, spec: &RunSpec, control: u8) ->
     let (children, threads, cpu, resident) = as_program(isolation, || {
         (
             has_children(warm.pid),
-            settled_threads(warm.pid, warm.threads),
+            status_field(warm.pid, "Threads"),
             process_cpu_us(warm.pid),
             status_field(warm.pid, "VmHWM"),
         )
