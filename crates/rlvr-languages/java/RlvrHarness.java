@@ -10,10 +10,13 @@
 // exits), flushes System.out, and writes back the exit status the program would have had and
 // what the test left behind (issue 32, "Fresh-process semantics" in docs/languages.md):
 //
-// - put back after every test: the default locales and time zone, the counters and random
-//   generators of the JDK a test advances (thread numbers and names, `new Random()` seeds,
-//   `Math.random`, `ThreadLocalRandom`, `Collections.shuffle`), the standard streams (closing
-//   one ends it for this test only, as in a fresh JVM, and leaves the descriptor open);
+// - put back before every test: the default locales and time zone (the latter unset until a
+//   test uses it, as in a fresh JVM), the counters and random generators of the JDK a test
+//   advances (thread numbers and names, `new Random()` seeds, `Math.random`,
+//   `ThreadLocalRandom`, `Collections.shuffle`), HotSpot's random seed from which each thread's
+//   identity hash codes are seeded (found in libjvm's memory at start); the standard streams are
+//   new for every test (closing one ends it for this test only, as in a fresh JVM, and leaves
+//   the descriptor open);
 // - flag LEFTOVER (the supervisor replaces the JVM): a thread still running;
 // - flag TAINTED (replaced too): a changed system property, a security manager, a standard
 //   descriptor closed through FileDescriptor itself;
