@@ -244,6 +244,37 @@ fn issue_32_languages_the_warm_jvm_gives_every_test_a_fresh_jvm_state() {
     assert_every_test_passes("serve", &serve(&jobs), &jobs);
 }
 
+/// A shutdown hook that halts with status 3 after the right answer: a fresh JVM exits 3, so
+/// every test is a runtime error (a warm JVM that kept the hook for its own end would pass it).
+#[test]
+fn issue_32_languages_a_shutdown_hook_decides_the_exit_status_as_in_a_fresh_jvm() {
+    let directory = tempfile::tempdir().expect("temp dir");
+    let inputs = ["", "", ""];
+    let jobs = [job(
+        "java hook halts",
+        "java",
+        &fixture("HookHalts.java"),
+        &inputs,
+        &every(&inputs, "42\n"),
+    )];
+    for (through, results) in [
+        ("verify", verify(directory.path(), &jobs)),
+        ("serve", serve(&jobs)),
+    ] {
+        let verdicts: Vec<&str> = results[0]["tests"]
+            .as_array()
+            .map(|tests| {
+                tests
+                    .iter()
+                    .map(|test| test["verdict"].as_str().unwrap_or("none"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(verdicts, ["runtime_error"; 3], "{through}: {}", results[0]);
+        assert_eq!(results[0]["score"], 0.0, "{through}: {}", results[0]);
+    }
+}
+
 /// Sources whose first words "public ... class" are not the main class, each printing its
 /// a+b from the class that has `public static void main(String[])`.
 const MAIN_CLASSES: [(&str, &str); 5] = [
