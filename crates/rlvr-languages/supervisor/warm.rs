@@ -32,7 +32,7 @@ pub(crate) struct Warm {
     /// Its PID namespace (opened as the program uid), to reset its thread ids per test.
     namespace: Option<OwnedFd>,
     /// The first free id in the sandbox's namespace before its first test.
-    first_thread_ids: Option<i32>,
+    first_free_id: Option<i32>,
 }
 
 impl Warm {
@@ -161,7 +161,7 @@ fn start_warm(
         stderr,
         threads: 0,
         namespace: None,
-        first_thread_ids: None,
+        first_free_id: None,
     };
     if let Some(message) = startup_failure(failures)? {
         let _ = sys::wait_for(pid, 0);
@@ -363,7 +363,7 @@ fn run_in(isolation: &Isolation, mut warm: Warm, spec: &RunSpec, control: u8) ->
     }
     let cpu_before = as_program(isolation, || process_cpu_us(warm.pid));
     // The test's threads get the same thread ids whatever earlier tests started.
-    isolation.reset_thread_ids(warm.namespace.as_ref(), &mut warm.first_thread_ids);
+    isolation.reset_thread_ids(warm.namespace.as_ref(), &mut warm.first_free_id);
     let started = Instant::now();
     if warm.control.write_all(&[control]).is_err() {
         // It ended just now: its end is this test's.
