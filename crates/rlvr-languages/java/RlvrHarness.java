@@ -203,9 +203,8 @@ public final class RlvrHarness {
          */
         private void findRandomSeed() {
             try (InputStream maps = new FileInputStream("/proc/self/maps")) {
-                Method copy = unsafe.getClass().getMethod("copyMemory", Object.class, long.class, Object.class, long.class, long.class);
-                long base = (Integer) unsafe.getClass().getMethod("arrayBaseOffset", Class.class).invoke(unsafe, int[].class);
-                List<long[]> ranges = new ArrayList<>();
+                List<long[]> data = new ArrayList<>();
+                List<long[]> zeroFilled = new ArrayList<>();
                 boolean afterJvm = false;
                 for (String line : new String(maps.readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1).split("\n")) {
                     int dash = line.indexOf('-');
@@ -216,43 +215,59 @@ public final class RlvrHarness {
                     boolean jvm = line.endsWith("/libjvm.so");
                     // libjvm's data, and the anonymous mapping after it (its zero-filled part).
                     if (line.startsWith("rw", space + 1) && (jvm || (afterJvm && line.indexOf('/') < 0))) {
-                        ranges.add(new long[] {
+                        (jvm ? data : zeroFilled).add(new long[] {
                             Long.parseUnsignedLong(line.substring(0, dash), 16),
                             Long.parseUnsignedLong(line.substring(dash + 1, space), 16)
                         });
                     }
                     afterJvm = jvm;
                 }
-                int[][] before = new int[ranges.size()][];
-                for (int index = 0; index < ranges.size(); index++) {
-                    long[] range = ranges.get(index);
-                    before[index] = new int[(int) ((range[1] - range[0]) / 4)];
-                    copy.invoke(unsafe, null, range[0], before[index], base, 4L * before[index].length);
+                // The seed has an initial value, so it is in the data; the rest only if not.
+                long found = movedWord(data);
+                if (found == 0) {
+                    data.addAll(zeroFilled);
+                    found = movedWord(data);
                 }
-                Thread thread = new Thread();
-                thread.start();
-                thread.join();
-                long found = 0;
-                int matches = 0;
-                for (int index = 0; index < ranges.size(); index++) {
-                    long[] range = ranges.get(index);
-                    int[] after = new int[before[index].length];
-                    copy.invoke(unsafe, null, range[0], after, base, 4L * after.length);
-                    int[] old = before[index];
-                    for (int word = 0; word < after.length; word++) {
-                        if (after[word] != old[word] && randomSteps(old[word], after[word])) {
-                            found = range[0] + 4L * word;
-                            matches++;
-                        }
-                    }
-                }
-                if (matches == 1) {
+                if (found != 0) {
                     randomSeedAsReady = getInt.invoke(unsafe, null, found);
                     randomSeedAddress = found;
                 }
             } catch (ReflectiveOperationException | IOException | InterruptedException | RuntimeException missing) {
                 // Not this JVM's layout: identity hash seeds run on (docs/languages.md).
             }
+        }
+
+        /**
+         * The one word of `ranges` that a thread's creation moves by steps of HotSpot's
+         * generator, or 0 when not exactly one did.
+         */
+        private long movedWord(List<long[]> ranges) throws ReflectiveOperationException, InterruptedException {
+            Method copy = unsafe.getClass().getMethod("copyMemory", Object.class, long.class, Object.class, long.class, long.class);
+            long base = (Integer) unsafe.getClass().getMethod("arrayBaseOffset", Class.class).invoke(unsafe, int[].class);
+            int[][] before = new int[ranges.size()][];
+            for (int index = 0; index < ranges.size(); index++) {
+                long[] range = ranges.get(index);
+                before[index] = new int[(int) ((range[1] - range[0]) / 4)];
+                copy.invoke(unsafe, null, range[0], before[index], base, 4L * before[index].length);
+            }
+            Thread thread = new Thread();
+            thread.start();
+            thread.join();
+            long found = 0;
+            int matches = 0;
+            for (int index = 0; index < ranges.size(); index++) {
+                long[] range = ranges.get(index);
+                int[] after = new int[before[index].length];
+                copy.invoke(unsafe, null, range[0], after, base, 4L * after.length);
+                int[] old = before[index];
+                for (int word = 0; word < after.length; word++) {
+                    if (after[word] != old[word] && randomSteps(old[word], after[word])) {
+                        found = range[0] + 4L * word;
+                        matches++;
+                    }
+                }
+            }
+            return matches == 1 ? found : 0;
         }
 
         /** Whether `to` is one to eight steps of HotSpot's `os::next_random` after `from`. */
