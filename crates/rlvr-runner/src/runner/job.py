@@ -182,7 +182,8 @@ def serve_job(state, header):
 
 
 def mark_work_directory(work):
-    """Sets the work directory's mtime to 0 and returns its ctime then; None where it cannot."""
+    """Sets the work directory's access and modification times to 0 and returns its ctime then;
+    None where it cannot."""
     try:
         os.utime(work, ns=(0, 0))
         return (work, os.stat(work).st_ctime_ns)
@@ -195,7 +196,9 @@ def work_directory_touched(mark):
         status = os.stat(mark[0])
     except OSError:
         return True
-    return status.st_mtime_ns != 0 or status.st_ctime_ns != mark[1]
+    # The access time too: a test that only listed the directory moved it, which the next test
+    # could read.
+    return status.st_mtime_ns != 0 or status.st_atime_ns != 0 or status.st_ctime_ns != mark[1]
 
 
 def refresh_work_directory(state, work):
