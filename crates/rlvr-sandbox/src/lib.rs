@@ -55,5 +55,6 @@ pub use outcome::{Protection, RunOutcome, RunVerdict, SandboxMode};
 pub use process::{ExitInfo, ResourceUsage, SandboxedProcess};
 pub use request::{Program, ResourceLimits, RunRequest, SpawnRequest, Stdin, StdioSpec, WorkFile};
 pub use restrictions::Restriction;
+pub use run::names_a_memory_error;
 pub use sandbox::{ReadOnlyDirectory, Sandbox, SandboxConfig, Unavailable, WORK_DIRECTORY};
 pub use user_namespace::IdMapping;

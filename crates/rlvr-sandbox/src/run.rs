@@ -79,13 +79,53 @@ fn stdin_descriptor(stdin: &Stdin) -> Result<OwnedFd, SandboxError> {
     }
 }
 
-/// Python's own report of the address-space backstop: the last stderr line is `MemoryError`.
+/// Python's own report of the address-space backstop: the last stderr line names `MemoryError`.
 fn python_memory_error(stderr: &[u8]) -> bool {
     let text = String::from_utf8_lossy(stderr);
     text.lines()
         .rev()
         .find(|line| !line.trim().is_empty())
-        .is_some_and(|line| line.starts_with("MemoryError"))
+        .is_some_and(names_a_memory_error)
+}
+
+/// Whether a traceback's last line reports a `MemoryError` or a subclass named as such (numpy's
+/// `numpy.core._exceptions._ArrayMemoryError: Unable to allocate ...`, issue 32's differential
+/// test): the exception's name, before any `: message`, is a dotted name whose last part ends
+/// in `MemoryError`.
+pub fn names_a_memory_error(line: &str) -> bool {
+    let name = line.split(':').next().unwrap_or_default().trim_end();
+    let last = name.rsplit('.').next().unwrap_or_default();
+    last.ends_with("MemoryError")
+        && name.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|character| character.is_alphanumeric() || character == '_')
+        })
+}
+
+#[cfg(test)]
+mod memory_error_tests {
+    use super::names_a_memory_error;
+
+    #[test]
+    fn memory_errors_and_their_named_subclasses_are_memory_errors() {
+        for line in [
+            "MemoryError",
+            "MemoryError: out of memory",
+            "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 7.45 GiB",
+        ] {
+            assert!(names_a_memory_error(line), "{line}");
+        }
+        for line in [
+            "ValueError: MemoryError",
+            "Memory Error",
+            "",
+            "x MemoryError",
+        ] {
+            assert!(!names_a_memory_error(line), "{line}");
+        }
+    }
 }
 
 impl Sandbox {

@@ -422,7 +422,7 @@ fn execution_result(report: ChildReport, out_of_memory: bool) -> ExecutionResult
         String::from_utf8_lossy(&report.stderr[report.stderr.len().saturating_sub(4096)..])
             .into_owned();
     let last_line = stderr_tail.trim_end().lines().last().unwrap_or("");
-    let memory_error = report.exit_code == Some(1) && last_line.starts_with("MemoryError");
+    let memory_error = report.exit_code == Some(1) && rlvr_sandbox::names_a_memory_error(last_line);
     let mut tampering: Tampering = report
         .tampering
         .iter()

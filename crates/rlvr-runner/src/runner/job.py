@@ -11,6 +11,8 @@
 
 # Requests a job process serves; the template hands the first one of a job to a new job process.
 JOB_OPERATIONS = frozenset(("load", "run", "batch_start", "batch_next", "batch_end"))
+# The job process's PID in the sandbox's namespace (test children get FIRST_TEST_PID + 1).
+JOB_PROCESS_PID = 51
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 # Whether this process is a job process that reaps everything its tests leave (see `reaps_all`).
@@ -88,6 +90,9 @@ def run_job_process(state, header):
             gc.freeze()
     read_end, write_end = os.pipe()
     template = os.getpid()
+    if state["isolation"].last_pid is not None:
+        # Every job process gets the same PID, below the one every test child gets.
+        set_last_pid(state["isolation"].last_pid, JOB_PROCESS_PID - 1)
     job = os.fork()
     if job == 0:
         status = 1

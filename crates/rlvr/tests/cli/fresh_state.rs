@@ -59,10 +59,59 @@ fn scanner() -> String {
     )
 }
 
-/// Creates `count` files in the work directory (the first test's input) or none, then prints
-/// the inode number of a file it creates: what a fresh sandbox would show whatever ran before.
-const INODES: &str = "import os\ncount = int(input())\nfor index in range(count):\n    open(f'/tmp/f{index}', 'w').close()\n\
-with open('/tmp/probe', 'w') as probe:\n    pass\nprint(os.stat('/tmp/probe').st_ino - count)";
+/// A test's program: `files N` creates N files in the work directory and prints the inode
+/// number of a probe file it creates next, less N: what a fresh sandbox shows, whatever ran
+/// before. `unnamed K` tries K unnamed files (`O_TMPFILE`: such an inode is in no directory, so
+/// nothing would show the runner that the test used the tmpfs; the sandbox refuses it) and creates
+/// nothing else; `temporary` uses `tempfile.TemporaryFile`, as honest programs do.
+const INODES: &str = r#"import os, tempfile
+kind, number = input().split()
+if kind == "files":
+    for index in range(int(number)):
+        open(f"/tmp/f{index}", "w").close()
+    with open("/tmp/probe", "w") as probe:
+        pass
+    print(os.stat("/tmp/probe").st_ino - int(number))
+elif kind == "unnamed":
+    refused = 0
+    for _ in range(int(number)):
+        try:
+            os.close(os.open("/tmp", os.O_TMPFILE | os.O_RDWR))
+        except OSError:
+            refused += 1
+    print("refused" if refused == int(number) else "created")
+else:
+    with tempfile.TemporaryFile() as handle:
+        handle.write(b"x")
+        handle.seek(0)
+        print("ok" if handle.read() == b"x" else "lost")
+"#;
+
+/// The inode job's tests and what each prints, `N` standing for a fresh sandbox's number.
+const INODE_TESTS: [(&str, &str); 9] = [
+    ("files 0", "N"),
+    ("files 50", "N"),
+    ("files 0", "N"),
+    ("unnamed 30", "refused"),
+    ("files 0", "N"),
+    ("temporary 1", "ok"),
+    ("files 0", "N"),
+    ("files 7", "N"),
+    ("files 0", "N"),
+];
+
+/// The inode job's ground truth for a fresh sandbox's number `fresh`.
+fn inode_ground_truth(fresh: u64) -> Value {
+    let inputs: Vec<String> = INODE_TESTS
+        .iter()
+        .map(|(input, _)| format!("{input}\n"))
+        .collect();
+    let outputs: Vec<String> = INODE_TESTS
+        .iter()
+        .map(|(_, output)| format!("{}\n", output.replace('N', &fresh.to_string())))
+        .collect();
+    json!({"inputs": inputs, "outputs": outputs})
+}
 
 fn verify_one_worker(lines: &[String], uid: &str) -> Vec<Value> {
     let directory = tempfile::tempdir().unwrap();
@@ -122,9 +171,8 @@ fn issue_32_no_job_finds_an_earlier_jobs_data_in_its_memory_through_serve() {
 fn issue_32_inode_numbers_do_not_depend_on_what_earlier_tests_created() {
     // Every test prints the inode number of its probe file less the files it created first:
     // what the work directory of a fresh runner shows, whatever earlier tests created.
-    let number = fresh_inode_number();
-    let ground_truth = json!({"inputs": ["0\n", "50\n", "0\n", "7\n", "0\n"],
-                              "outputs": vec![format!("{number}\n"); 5]});
+    let number = fresh_inode_number("61333");
+    let ground_truth = inode_ground_truth(number);
     let scored = verify_one_worker(&[job("inodes", &fenced(INODES), &ground_truth)], "61332");
     assert_eq!(
         scored[0]["score"],
@@ -135,19 +183,36 @@ fn issue_32_inode_numbers_do_not_depend_on_what_earlier_tests_created() {
     );
 }
 
+#[test]
+fn issue_32_inode_numbers_do_not_depend_on_what_earlier_tests_created_through_serve() {
+    let number = fresh_inode_number("61337");
+    let mut command = rlvr();
+    command
+        .args(["serve", "--addr", "127.0.0.1:0", "--workers", "1"])
+        .env("RLVR_SANDBOX_UID", "61336");
+    let served = Served::start_with(command);
+    let ground_truth = inode_ground_truth(number);
+    let job: Value = serde_json::from_str(&job("inodes", &fenced(INODES), &ground_truth)).unwrap();
+    // Twice: the second job runs in the sandbox the first one used.
+    for _ in 0..2 {
+        let answer = served.post_ok("/v1/verify", &json!({"jobs": [job], "details": true}));
+        assert_eq!(answer["results"][0]["score"], 1.0, "{answer}");
+    }
+}
+
 /// The inode number the probe of [`INODES`] gets in the first test a fresh runner runs: the
 /// one candidate of 1 to 16 that a job of that single test accepts.
-fn fresh_inode_number() -> u64 {
+fn fresh_inode_number(uid: &str) -> u64 {
     let candidates: Vec<String> = (1..=16)
         .map(|number| {
             job(
                 &number.to_string(),
                 &fenced(INODES),
-                &json!({"inputs": ["0\n"], "outputs": [format!("{number}\n")]}),
+                &json!({"inputs": ["files 0\n"], "outputs": [format!("{number}\n")]}),
             )
         })
         .collect();
-    let passed: Vec<u64> = verify_one_worker(&candidates, "61333")
+    let passed: Vec<u64> = verify_one_worker(&candidates, uid)
         .iter()
         .filter(|result| result["score"] == 1.0)
         .map(|result| result["id"].as_str().unwrap().parse().unwrap())

@@ -9,6 +9,7 @@ mod answer_variety;
 mod checkers;
 mod dataset;
 mod demo_unprivileged;
+mod differential_plain;
 mod edge_inputs;
 mod export_data_source;
 mod fetch;
