@@ -104,7 +104,6 @@ pub fn names_a_memory_error(line: &str) -> bool {
         })
 }
 
-
 impl Sandbox {
     /// Runs one program to completion under `request.limits` and returns its outcome. Program
     /// failures (crash, timeout, limits) are verdicts; `Err` only means the sandbox could not
