@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from rlvr._local import LocalServer
-from rlvr.ground_truth import GroundTruthError, plain, tests_of
+from rlvr.ground_truth import GroundTruthError, plain, reference_of, tests_of
 
 RETRIED_STATUSES = {429} | set(range(500, 600))
 DEFAULT_DEADLINE = 900.0
@@ -150,6 +150,9 @@ class Client:
     # -- verification ------------------------------------------------------------------
     def verify(self, jobs: Sequence[Dict[str, Any]], **options: Any) -> List[Dict[str, Any]]:
         """Scores jobs (`{"response", "ground_truth", "id"?}`); returns result dicts in order.
+        Against `rlvr serve --dataset`, a job may name its row instead of carrying its tests:
+        `{"response", "index": N}` or `{"response", "hash": "..."}` (or a ground truth that is
+        only `{"index": N}` / `{"hash": "..."}`).
 
         Options: profile, reward ("rate" | "binary"), time_limit, memory_limit, max_tests,
         all_tests, seed, details, deadline (seconds for the whole call).
@@ -340,13 +343,23 @@ def _job(job: Any, position: int) -> Dict[str, Any]:
     job = dict(job)
     job.setdefault("id", position)
     if "ground_truth" in job:
-        job["ground_truth"] = _tests_or_plain(job["ground_truth"])
+        reference = reference_of(job["ground_truth"])
+        if reference is not None:
+            # A row of the server's dataset (`rlvr serve --dataset`): sent by name, not by tests.
+            del job["ground_truth"]
+            job.update(reference)
+        else:
+            job["ground_truth"] = _tests_or_plain(job["ground_truth"])
     return plain(job)
 
 
 def _tests_or_plain(value: Any) -> Any:
     """The tests in `value` (`rlvr.ground_truth.tests_of`); a value without tests is sent as
-    plain JSON, and the server answers it with an `invalid_job` result saying why."""
+    plain JSON, and the server answers it with an `invalid_job` result saying why. A value that
+    only names a dataset row (`{"index": N}`, `{"hash": "..."}`) is sent as that name."""
+    reference = reference_of(value)
+    if reference is not None:
+        return reference
     try:
         return tests_of(value)
     except GroundTruthError:
