@@ -260,7 +260,10 @@ fn tests_of(state: &AppState, parsed: rlvr_engine::JobLine) -> Result<ReadyJob, 
 
 /// The tests of a label that only names a dataset row (`{"index": N}` or `{"hash": "..."}`,
 /// as `/get_reward` may receive it), or None when the label is anything else.
-pub(super) fn named_row_tests(state: &AppState, label: &Value) -> Option<Result<TestSuite, String>> {
+pub(super) fn named_row_tests(
+    state: &AppState,
+    label: &Value,
+) -> Option<Result<TestSuite, String>> {
     let object = label.as_object()?;
     let mut present = object.iter().filter(|(_, value)| !value.is_null());
     let (key, _) = present.next()?;
