@@ -52,7 +52,8 @@ pub(crate) struct LiveVerdict {
     pub(crate) untrusted_comparisons: u64,
     /// The child ended before the verdict.
     pub(crate) child_ended_first: bool,
-    /// The child broke the protocol.
+    /// The child broke the protocol: an oversized frame (seen by the engine) or a forged
+    /// message (seen by the referee).
     pub(crate) protocol_violation: bool,
 }
 
@@ -150,6 +151,7 @@ impl FunctionalJudge {
         match (&run.judgement, &run.referee_failure) {
             (Some(judgement), _) => {
                 verdict.untrusted_comparisons = judgement.untrusted_comparisons;
+                verdict.protocol_violation |= judgement.forged;
                 verdict.verdict = Some(match judgement.outcome {
                     RefereeOutcome::Pass => RefereeVerdict::Pass,
                     RefereeOutcome::Fail => RefereeVerdict::Fail,

@@ -1,5 +1,6 @@
-//! Compiles a source in the sandbox and runs it once: `cargo run -p rlvr-languages --example
-//! compile_run -- LANGUAGE SOURCE [STDIN]`. Prints the compile report and the run report.
+//! Compiles a source in the sandbox and runs it: `cargo run -p rlvr-languages --example
+//! compile_run -- LANGUAGE SOURCE [STDIN [RUNS]]`. Prints the compile report and the report of
+//! each run (RUNS tests of one supervisor, 1 by default: what each test of a job sees).
 
 use std::time::{Duration, Instant};
 
@@ -15,6 +16,9 @@ fn main() {
     let choice = Language::from_name(&arguments.next().expect("a language")).expect("known");
     let source = std::fs::read_to_string(arguments.next().expect("a source")).expect("readable");
     let stdin = arguments.next().unwrap_or_default();
+    let runs: usize = arguments
+        .next()
+        .map_or(1, |runs| runs.parse().expect("a number"));
     let sandbox = Sandbox::new(SandboxConfig {
         read_only_directories: sandbox_directories(),
         ..SandboxConfig::default()
@@ -80,28 +84,32 @@ fn main() {
     )
     .expect("supervisor");
     supervisor.load(&program).expect("load");
-    let report = supervisor
-        .run(&RunSpec {
-            stdin: stdin.into_bytes(),
-            wall_ms: 10_000,
-            cpu_seconds: 10,
-            output_bytes: 1 << 20,
-            address_space_bytes: address_space_limit(choice.language, 1 << 30),
-            data_bytes: rlvr_languages::data_limit(choice.language, 1 << 30),
-            empty_work_directory: true,
-            files: Vec::new(),
-        })
-        .expect("run");
-    println!(
-        "ending {} exit {} signal {} wall {} us cpu {} us\nstdout: {}\nstderr: {}\nmessage: {}",
-        report.ending,
-        report.exit_code,
-        report.signal,
-        report.wall_us,
-        report.cpu_us,
-        String::from_utf8_lossy(&report.stdout),
-        String::from_utf8_lossy(&report.stderr),
-        String::from_utf8_lossy(&report.message)
-    );
+    let runs_started = Instant::now();
+    for run in 0..runs {
+        let report = supervisor
+            .run(&RunSpec {
+                stdin: stdin.clone().into_bytes(),
+                wall_ms: 10_000,
+                cpu_seconds: 10,
+                output_bytes: 1 << 20,
+                address_space_bytes: address_space_limit(choice.language, 1 << 30),
+                data_bytes: rlvr_languages::data_limit(choice.language, 1 << 30),
+                empty_work_directory: true,
+                files: Vec::new(),
+            })
+            .expect("run");
+        println!(
+            "run {run}: ending {} exit {} signal {} wall {} us cpu {} us\nstdout: {}\nstderr: {}\nmessage: {}",
+            report.ending,
+            report.exit_code,
+            report.signal,
+            report.wall_us,
+            report.cpu_us,
+            String::from_utf8_lossy(&report.stdout),
+            String::from_utf8_lossy(&report.stderr),
+            String::from_utf8_lossy(&report.message)
+        );
+    }
+    println!("{runs} runs in {:?}", runs_started.elapsed());
     supervisor.finish();
 }

@@ -8,7 +8,22 @@
 // own (fresh static state), with System.in, System.out and System.err new on those
 // descriptors, waits for every non-daemon thread the test started (as the JVM waits before it
 // exits), flushes System.out, and writes back the exit status the program would have had and
-// whether anything of the test is still running (then the supervisor replaces the JVM).
+// what the test left behind (issue 32, "Fresh-process semantics" in docs/languages.md):
+//
+// - put back before every test: the default locales and time zone (the latter unset until a
+//   test uses it, as in a fresh JVM), the counters and random generators of the JDK a test
+//   advances (thread numbers and names, `new Random()` seeds, `Math.random`,
+//   `ThreadLocalRandom`, `Collections.shuffle`), HotSpot's random seed from which each thread's
+//   identity hash codes are seeded (found in libjvm's memory at start); the standard streams are
+//   new for every test (closing one ends it for this test only, as in a fresh JVM, and leaves
+//   the descriptor open);
+// - flag LEFTOVER (the supervisor replaces the JVM): a thread still running;
+// - flag TAINTED (replaced too): a changed system property, a security manager, a standard
+//   descriptor closed through FileDescriptor itself;
+// - flag RUN_AGAIN_LAST: a shutdown hook, which a fresh JVM runs at its exit: the supervisor
+//   runs the test again in a new JVM with control byte 'l', after which the harness ends the
+//   JVM with the test's status as a fresh one would (hooks run, their output is the test's).
+//
 // System.exit ends the JVM itself: the supervisor sees that status and starts a new one.
 
 import java.io.BufferedInputStream;
@@ -16,19 +31,30 @@ import java.io.BufferedOutputStream;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.net.URL;
 import java.net.URLClassLoader;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 
 public final class RlvrHarness {
     private static final int STATUS_UNCAUGHT = 1;
+    /** Reply flags (supervisor/warm.rs, `reply_flags`). */
+    private static final int LEFTOVER = 1;
+    private static final int TAINTED = 2;
+    private static final int RUN_AGAIN_LAST = 4;
 
     public static void main(String[] arguments) throws Exception {
         String mainClass = arguments[0];
@@ -37,23 +63,413 @@ public final class RlvrHarness {
         OutputStream results = new FileOutputStream("/proc/self/fd/6");
         warmUp();
         Set<Thread> own = new HashSet<>(Thread.getAllStackTraces().keySet());
+        Fresh fresh = new Fresh();
         results.write('R');
         results.flush();
-        while (control.read() >= 0) {
-            int status = runOnce(mainClass, jar);
-            boolean leftover = false;
+        int request;
+        while ((request = control.read()) >= 0) {
+            fresh.beforeTest();
+            int status = runOnce(mainClass, jar, fresh);
+            if (request == 'l') {
+                // A fresh JVM's end: shutdown hooks run, and may print or halt with a status.
+                System.exit(status);
+            }
+            int flags = fresh.afterTest();
             for (Thread thread : Thread.getAllStackTraces().keySet()) {
                 if (!own.contains(thread) && thread.isAlive()) {
-                    leftover = true;
+                    flags |= LEFTOVER;
                 }
             }
             byte[] reply = {
                 (byte) status, (byte) (status >> 8), (byte) (status >> 16), (byte) (status >> 24),
-                (byte) (leftover ? 1 : 0)
+                (byte) flags
             };
             results.write(reply);
             results.flush();
         }
+    }
+
+    /**
+     * The JDK-global state a test can change, as the JVM was once ready: what can be put back
+     * is put back before each test, the rest is compared after it.
+     */
+    private static final class Fresh {
+        private final Locale locale = Locale.getDefault();
+        private final Locale displayLocale = Locale.getDefault(Locale.Category.DISPLAY);
+        private final Locale formatLocale = Locale.getDefault(Locale.Category.FORMAT);
+        private final List<Reset> resets = new ArrayList<>();
+        private final Object unsafe;
+        private Method staticFieldBase;
+        private Method staticFieldOffset;
+        private Method objectFieldOffset;
+        private Method getLong;
+        private Method putLong;
+        private Method getInt;
+        private Method putInt;
+        private Method getObject;
+        private Method putObject;
+        private Map<?, ?> shutdownHooks;
+        /** The address of HotSpot's random seed (`os::_rand_seed`), or 0 when not found. */
+        private long randomSeedAddress;
+        private Object randomSeedAsReady;
+        private final Properties properties;
+        private final Properties propertiesAsReady;
+        /** Whether `user.timezone` was unset when ready (the JDK sets it at a time zone's first use). */
+        private final boolean noTimeZoneProperty;
+
+        Fresh() {
+            unsafe = unsafe();
+            try {
+                Class<?> type = unsafe.getClass();
+                staticFieldBase = type.getMethod("staticFieldBase", Field.class);
+                staticFieldOffset = type.getMethod("staticFieldOffset", Field.class);
+                objectFieldOffset = type.getMethod("objectFieldOffset", Field.class);
+                getLong = type.getMethod("getLongVolatile", Object.class, long.class);
+                putLong = type.getMethod("putLongVolatile", Object.class, long.class, long.class);
+                getInt = type.getMethod("getIntVolatile", Object.class, long.class);
+                putInt = type.getMethod("putIntVolatile", Object.class, long.class, int.class);
+                getObject = type.getMethod("getObjectVolatile", Object.class, long.class);
+                putObject = type.getMethod("putObjectVolatile", Object.class, long.class, Object.class);
+            } catch (ReflectiveOperationException | RuntimeException missing) {
+                // No sun.misc.Unsafe: nothing below is put back.
+            }
+            // Counters and generators of the JDK a test advances and a later one could read.
+            resetStatic("java.lang.Thread", "threadSeqNumber");
+            resetStatic("java.lang.Thread", "threadInitNumber");
+            resetStatic("java.util.Random", "seedUniquifier");
+            resetStatic("java.util.concurrent.ThreadLocalRandom", "seeder");
+            resetStatic("java.util.concurrent.ThreadLocalRandom", "probeGenerator");
+            resetStatic("java.util.Collections", "r");
+            // The default time zone, unset until first used (reading it here would load the
+            // time zone data for every JVM): a test that sets or first uses it leaves it unset.
+            resetStatic("java.util.TimeZone", "defaultTimeZone");
+            resetRandom("java.lang.Math$RandomNumberGeneratorHolder", "randomNumberGenerator");
+            resetRandom("java.lang.StrictMath$RandomNumberGeneratorHolder", "randomNumberGenerator");
+            findRandomSeed();
+            Object hooks = staticValue("java.lang.ApplicationShutdownHooks", "hooks");
+            if (hooks instanceof Map) {
+                shutdownHooks = (Map<?, ?>) hooks;
+            }
+            properties = System.getProperties();
+            propertiesAsReady = (Properties) properties.clone();
+            noTimeZoneProperty = properties.getProperty("user.timezone") == null;
+        }
+
+        void beforeTest() {
+            for (Reset reset : resets) {
+                reset.run();
+            }
+            Locale.setDefault(locale);
+            Locale.setDefault(Locale.Category.DISPLAY, displayLocale);
+            Locale.setDefault(Locale.Category.FORMAT, formatLocale);
+        }
+
+        /**
+         * Right before the test's thread starts: it (and the threads it starts) draw their
+         * identity hash seeds from HotSpot's random seed, put back to the same value for every
+         * test, as every fresh JVM starts from the same.
+         */
+        void beforeStart() {
+            if (randomSeedAddress != 0) {
+                invoke(putInt, null, randomSeedAddress, randomSeedAsReady);
+            }
+        }
+
+        /** The reply flags of what the test left that cannot be put back. */
+        int afterTest() {
+            int flags = 0;
+            if (noTimeZoneProperty) {
+                // Set by the JDK when the test first used a time zone, not by the test.
+                properties.remove("user.timezone");
+            }
+            if (System.getProperties() != properties || !properties.equals(propertiesAsReady)
+                    || System.getSecurityManager() != null
+                    || !FileDescriptor.in.valid() || !FileDescriptor.out.valid() || !FileDescriptor.err.valid()) {
+                flags |= TAINTED;
+            }
+            // (A JDK whose hooks cannot be read gets no re-run: its hooks run only at a kill.)
+            if (shutdownHooks != null && !shutdownHooks.isEmpty()) {
+                flags |= RUN_AGAIN_LAST;
+            }
+            return flags;
+        }
+
+        /**
+         * Finds HotSpot's JVM-wide random seed, from which each new thread draws the seed of its
+         * identity hash codes (`Object.hashCode`): among the words of libjvm's writable memory,
+         * the one a thread's creation moved by a few steps of HotSpot's generator (Park-Miller,
+         * `os::next_random`). Found only when exactly one word did; then it is put back before
+         * every test's thread starts.
+         */
+        private void findRandomSeed() {
+            try (InputStream maps = new FileInputStream("/proc/self/maps")) {
+                List<long[]> data = new ArrayList<>();
+                List<long[]> zeroFilled = new ArrayList<>();
+                boolean afterJvm = false;
+                for (String line : new String(maps.readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1).split("\n")) {
+                    int dash = line.indexOf('-');
+                    int space = line.indexOf(' ');
+                    if (dash < 0 || space < dash) {
+                        continue;
+                    }
+                    boolean jvm = line.endsWith("/libjvm.so");
+                    // libjvm's data, and the anonymous mapping after it (its zero-filled part).
+                    if (line.startsWith("rw", space + 1) && (jvm || (afterJvm && line.indexOf('/') < 0))) {
+                        (jvm ? data : zeroFilled).add(new long[] {
+                            Long.parseUnsignedLong(line.substring(0, dash), 16),
+                            Long.parseUnsignedLong(line.substring(dash + 1, space), 16)
+                        });
+                    }
+                    afterJvm = jvm;
+                }
+                // The seed has an initial value, so it is in the data; the rest only if not.
+                long found = movedWord(data);
+                if (found == 0) {
+                    data.addAll(zeroFilled);
+                    found = movedWord(data);
+                }
+                if (found != 0) {
+                    randomSeedAsReady = getInt.invoke(unsafe, null, found);
+                    randomSeedAddress = found;
+                }
+            } catch (ReflectiveOperationException | IOException | InterruptedException | RuntimeException missing) {
+                // Not this JVM's layout: identity hash seeds run on (docs/languages.md).
+            }
+        }
+
+        /**
+         * The one word of `ranges` that a thread's creation moves by steps of HotSpot's
+         * generator, or 0 when not exactly one did.
+         */
+        private long movedWord(List<long[]> ranges) throws ReflectiveOperationException, InterruptedException {
+            Method copy = unsafe.getClass().getMethod("copyMemory", Object.class, long.class, Object.class, long.class, long.class);
+            long base = (Integer) unsafe.getClass().getMethod("arrayBaseOffset", Class.class).invoke(unsafe, int[].class);
+            int[][] before = new int[ranges.size()][];
+            for (int index = 0; index < ranges.size(); index++) {
+                long[] range = ranges.get(index);
+                before[index] = new int[(int) ((range[1] - range[0]) / 4)];
+                copy.invoke(unsafe, null, range[0], before[index], base, 4L * before[index].length);
+            }
+            Thread thread = new Thread();
+            thread.start();
+            thread.join();
+            long found = 0;
+            int matches = 0;
+            for (int index = 0; index < ranges.size(); index++) {
+                long[] range = ranges.get(index);
+                int[] after = new int[before[index].length];
+                copy.invoke(unsafe, null, range[0], after, base, 4L * after.length);
+                int[] old = before[index];
+                for (int word = 0; word < after.length; word++) {
+                    if (after[word] != old[word] && randomSteps(old[word], after[word])) {
+                        found = range[0] + 4L * word;
+                        matches++;
+                    }
+                }
+            }
+            return matches == 1 ? found : 0;
+        }
+
+        /** Whether `to` is one to eight steps of HotSpot's `os::next_random` after `from`. */
+        private static boolean randomSteps(int from, int to) {
+            int value = from;
+            for (int step = 0; step < 8; step++) {
+                value = nextRandom(value);
+                if (value == to) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** HotSpot's `os::next_random` (Park-Miller, 16807 modulo 2^31 - 1, in 32-bit words). */
+        private static int nextRandom(int seed) {
+            long modulus = 2147483647L;
+            long unsigned = seed & 0xffffffffL;
+            long low = (16807L * (unsigned & 0xFFFF)) & 0xffffffffL;
+            long high = (16807L * (unsigned >>> 16)) & 0xffffffffL;
+            low = (low + ((high & 0x7FFF) << 16)) & 0xffffffffL;
+            if (low > modulus) {
+                low = (low & modulus) + 1;
+            }
+            low = (low + (high >>> 15)) & 0xffffffffL;
+            if (low > modulus) {
+                low = (low & modulus) + 1;
+            }
+            return (int) low;
+        }
+
+        private static Object unsafe() {
+            try {
+                Field field = Class.forName("sun.misc.Unsafe").getDeclaredField("theUnsafe");
+                field.setAccessible(true);
+                return field.get(null);
+            } catch (ReflectiveOperationException | RuntimeException missing) {
+                return null;
+            }
+        }
+
+        /** The current value of a static field (its class initialized), or null. */
+        private Object staticValue(String className, String fieldName) {
+            try {
+                Field field = Class.forName(className, true, null).getDeclaredField(fieldName);
+                return getObject.invoke(unsafe, staticFieldBase.invoke(unsafe, field), staticFieldOffset.invoke(unsafe, field));
+            } catch (ReflectiveOperationException | RuntimeException missing) {
+                return null;
+            }
+        }
+
+        /**
+         * Puts a static field back to its value now before every test: a number, the value
+         * inside an atomic one, or a reference (a generator created lazily goes back to null).
+         */
+        private void resetStatic(String className, String fieldName) {
+            try {
+                Field field = Class.forName(className, true, null).getDeclaredField(fieldName);
+                Object base = staticFieldBase.invoke(unsafe, field);
+                Object offset = staticFieldOffset.invoke(unsafe, field);
+                Class<?> type = field.getType();
+                if (type == long.class) {
+                    resets.add(new Reset(putLong, base, offset, getLong.invoke(unsafe, base, offset)));
+                } else if (type == int.class) {
+                    resets.add(new Reset(putInt, base, offset, getInt.invoke(unsafe, base, offset)));
+                } else {
+                    Object value = getObject.invoke(unsafe, base, offset);
+                    if (value instanceof java.util.concurrent.atomic.AtomicLong
+                            || value instanceof java.util.concurrent.atomic.AtomicInteger) {
+                        resets.add(new Reset(value));
+                    } else {
+                        resets.add(new Reset(putObject, base, offset, value));
+                    }
+                }
+            } catch (ReflectiveOperationException | RuntimeException missing) {
+                // Not in this JDK: nothing to put back.
+            }
+        }
+
+        /** Puts a static generator's seed back before every test (`Math.random`). */
+        private void resetRandom(String className, String fieldName) {
+            Object generator = staticValue(className, fieldName);
+            if (!(generator instanceof java.util.Random)) {
+                return;
+            }
+            try {
+                Field seedField = java.util.Random.class.getDeclaredField("seed");
+                Object seed = getObject.invoke(unsafe, generator, objectFieldOffset.invoke(unsafe, seedField));
+                if (seed instanceof java.util.concurrent.atomic.AtomicLong) {
+                    resets.add(new Reset(seed));
+                }
+            } catch (ReflectiveOperationException | RuntimeException missing) {
+                // Not in this JDK: nothing to put back.
+            }
+        }
+
+        private void invoke(Method method, Object... values) {
+            try {
+                method.invoke(unsafe, values);
+            } catch (ReflectiveOperationException ignored) {
+                // Found and checked when the reset was made.
+            }
+        }
+
+        /** One value put back before every test: a field through Unsafe, or an atomic's value. */
+        private final class Reset {
+            private final Method put;
+            private final Object base;
+            private final Object offset;
+            private final Object saved;
+            private final Object atomic;
+            private final long atomicValue;
+
+            Reset(Method put, Object base, Object offset, Object saved) {
+                this.put = put;
+                this.base = base;
+                this.offset = offset;
+                this.saved = saved;
+                this.atomic = null;
+                this.atomicValue = 0;
+            }
+
+            Reset(Object atomic) {
+                this.put = null;
+                this.base = null;
+                this.offset = null;
+                this.saved = null;
+                this.atomic = atomic;
+                this.atomicValue = atomic instanceof java.util.concurrent.atomic.AtomicLong
+                        ? ((java.util.concurrent.atomic.AtomicLong) atomic).get()
+                        : ((java.util.concurrent.atomic.AtomicInteger) atomic).get();
+            }
+
+            void run() {
+                if (atomic instanceof java.util.concurrent.atomic.AtomicLong) {
+                    ((java.util.concurrent.atomic.AtomicLong) atomic).set(atomicValue);
+                } else if (atomic instanceof java.util.concurrent.atomic.AtomicInteger) {
+                    ((java.util.concurrent.atomic.AtomicInteger) atomic).set((int) atomicValue);
+                } else {
+                    invoke(put, base, offset, saved);
+                }
+            }
+        }
+    }
+
+    /**
+     * A standard stream of one test: closing it ends it for the test, as closing the JDK's
+     * System.in or System.out ends it in a fresh JVM (later reads fail, later writes are lost),
+     * but leaves the descriptor open for the next test.
+     */
+    private static final class TestInput extends FileInputStream {
+        private volatile boolean closed;
+
+        TestInput(FileDescriptor descriptor) {
+            super(descriptor);
+        }
+
+        private void ensureOpen() throws IOException {
+            if (closed) {
+                throw new IOException("Stream Closed");
+            }
+        }
+
+        @Override public int read() throws IOException { ensureOpen(); return super.read(); }
+        @Override public int read(byte[] bytes) throws IOException { ensureOpen(); return super.read(bytes); }
+        @Override public int read(byte[] bytes, int offset, int length) throws IOException {
+            ensureOpen();
+            return super.read(bytes, offset, length);
+        }
+        @Override public byte[] readAllBytes() throws IOException { ensureOpen(); return super.readAllBytes(); }
+        @Override public byte[] readNBytes(int length) throws IOException { ensureOpen(); return super.readNBytes(length); }
+        @Override public int readNBytes(byte[] bytes, int offset, int length) throws IOException {
+            ensureOpen();
+            return super.readNBytes(bytes, offset, length);
+        }
+        @Override public long skip(long count) throws IOException { ensureOpen(); return super.skip(count); }
+        @Override public int available() throws IOException { ensureOpen(); return super.available(); }
+        @Override public long transferTo(OutputStream out) throws IOException { ensureOpen(); return super.transferTo(out); }
+        @Override public void close() { closed = true; }
+    }
+
+    /** The output counterpart of {@link TestInput}. */
+    private static final class TestOutput extends FileOutputStream {
+        private volatile boolean closed;
+
+        TestOutput(FileDescriptor descriptor) {
+            super(descriptor);
+        }
+
+        private void ensureOpen() throws IOException {
+            if (closed) {
+                throw new IOException("Stream Closed");
+            }
+        }
+
+        @Override public void write(int value) throws IOException { ensureOpen(); super.write(value); }
+        @Override public void write(byte[] bytes) throws IOException { ensureOpen(); super.write(bytes); }
+        @Override public void write(byte[] bytes, int offset, int length) throws IOException {
+            ensureOpen();
+            super.write(bytes, offset, length);
+        }
+        @Override public void close() { closed = true; }
     }
 
     /** Loads what most programs use, once, so a test does not pay for it. */
@@ -75,11 +491,11 @@ public final class RlvrHarness {
     }
 
     /** One test: the program's main class, run as `java MainClass` would run it. */
-    private static int runOnce(String mainClass, URL jar) throws Exception {
+    private static int runOnce(String mainClass, URL jar, Fresh fresh) throws Exception {
         // The streams the JDK gives a fresh JVM: a 128-byte buffer, flushed at line ends.
-        System.setIn(new BufferedInputStream(new FileInputStream(FileDescriptor.in)));
-        PrintStream out = new PrintStream(new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 128), true);
-        PrintStream err = new PrintStream(new BufferedOutputStream(new FileOutputStream(FileDescriptor.err), 128), true);
+        System.setIn(new BufferedInputStream(new TestInput(FileDescriptor.in)));
+        PrintStream out = new PrintStream(new BufferedOutputStream(new TestOutput(FileDescriptor.out), 128), true);
+        PrintStream err = new PrintStream(new BufferedOutputStream(new TestOutput(FileDescriptor.err), 128), true);
         System.setOut(out);
         System.setErr(err);
         URLClassLoader loader = new URLClassLoader(new URL[] {jar}, ClassLoader.getPlatformClassLoader());
@@ -107,6 +523,7 @@ public final class RlvrHarness {
             System.err.print("Exception in thread \"" + thread.getName() + "\" ");
             thrown.printStackTrace(System.err);
         });
+        fresh.beforeStart();
         main.start();
         main.join();
         // The JVM exits when its last non-daemon thread ends: wait for the test's.

@@ -201,7 +201,7 @@ pub(crate) fn compile_in_sandbox(
         (Language::Cpp, Some(headers)) => headers.ensure(toolchain, choice.cpp_standard),
         _ => None,
     };
-    let java_main = crate::java::main_class(source);
+    let java_main = crate::java::source_file_class(source);
     let (file_name, compile) = command(
         choice,
         toolchain,

@@ -27,7 +27,7 @@ pub use compile::{
     C_FLAGS, CPP_FLAGS, CompileLimits, CompileReport, CompileStatus, DIAGNOSTICS_BYTES,
     JAVAC_FLAGS, PRECOMPILED_IN_SANDBOX, RUST_FLAGS, flags,
 };
-pub use java::main_class;
+pub use java::{main_class_in_jar, source_file_class};
 pub use language::{CppStandard, Language, LanguageChoice};
 pub use precompiled::PrecompiledHeaders;
 pub use program::{

@@ -88,7 +88,11 @@ pub fn program_spec(
         }
         Language::Java => {
             let runtime = toolchain.runtime.as_ref()?;
-            let main = crate::java::main_class(source);
+            // The class with `public static void main(String[])` in what javac made (a comment
+            // or a nested class naming another does not count); without one, the source
+            // file's class, for `java`'s own "main method not found" message.
+            let main = crate::java::main_class_in_jar(artifact?)
+                .unwrap_or_else(|| crate::java::source_file_class(source));
             let heap_megabytes = (limits.memory_bytes >> 20).max(64);
             let mut arguments: Vec<Vec<u8>> = vec![b"java".to_vec()];
             arguments.extend(

@@ -12,7 +12,7 @@ use crate::spawn::{
 };
 use crate::sys;
 use crate::watch::{Watched, watch};
-use crate::work_directory::empty_work_directory;
+use crate::work_directory::WorkDirectory;
 use crate::{STDERR_CAP, WORK_DIRECTORY};
 
 /// Reaps every exited child; when tests share this PID namespace, kills what is left first.
@@ -31,6 +31,7 @@ fn reap_everything(nested: bool) {
 /// Runs one test of a program that is not warm, in a fresh isolated child.
 pub(crate) fn run_test(
     isolation: &Isolation,
+    work: &mut WorkDirectory,
     program: &Program,
     spec: &RunSpec,
 ) -> io::Result<RunReport> {
@@ -104,7 +105,8 @@ pub(crate) fn run_test(
     (report.stdout, report.stdout_truncated) = read_memory_file(&mut stdout, cap)?;
     report.stderr = read_memory_file(&mut stderr, STDERR_CAP)?.0;
     if spec.empty_work_directory
-        && let Err(error) = empty_work_directory(isolation.work_mode)
+        && work.touched()
+        && let Err(error) = work.renew()
     {
         report.message = format!("cannot empty {WORK_DIRECTORY}: {error}").into_bytes();
     }

@@ -13,7 +13,8 @@
 //! Built by `build.rs` with the toolchain's `rustc` alone (std, no crates, statically linked) and
 //! embedded in `rlvr-languages`; it speaks `src/exec_protocol.rs`, included below. This file
 //! holds the request loop; `sys` the raw calls, `spawn` the isolated child, `fresh_child` a
-//! test in a child of its own, `warm` a warm program's tests, `work_directory` its emptying.
+//! test in a child of its own, `warm` a warm program's tests, `work_directory` its renewal
+//! between judge tests.
 
 #![allow(unsafe_code)]
 
@@ -36,6 +37,7 @@ use exec_protocol::{Decoder, ProgramSpec, RunSpec, operation};
 use fresh_child::run_test;
 use spawn::{Program, probe_isolation};
 use warm::{Warm, run_warm};
+use work_directory::WorkDirectory;
 
 /// The descriptors the supervisor keeps for itself start here (a test's targets stay below).
 const HIGH_DESCRIPTOR: RawFd = 100;
@@ -70,6 +72,7 @@ fn main() {
     let (mut requests, mut replies) =
         unsafe { (File::from_raw_fd(requests), File::from_raw_fd(replies)) };
     let isolation = probe_isolation();
+    let mut work = WorkDirectory::probe(isolation.capabilities);
     let mut program: Option<Program> = None;
     let mut warm: Option<Warm> = None;
     loop {
@@ -90,9 +93,9 @@ fn main() {
             Ok(operation::RUN) => {
                 let result = RunSpec::decode(&mut request).and_then(|spec| match &program {
                     Some(program) if program.persistent => {
-                        run_warm(&isolation, program, &spec, &mut warm)
+                        run_warm(&isolation, &mut work, program, &spec, &mut warm)
                     }
-                    Some(program) => run_test(&isolation, program, &spec),
+                    Some(program) => run_test(&isolation, &mut work, program, &spec),
                     None => Err(io::Error::other("no program is loaded")),
                 });
                 match result {

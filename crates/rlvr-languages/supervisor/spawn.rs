@@ -11,19 +11,114 @@ use std::time::Instant;
 use crate::HIGH_DESCRIPTOR;
 use crate::exec_protocol::{ProgramSpec, RunSpec};
 use crate::sys;
-use crate::work_directory::work_directory_mode;
 
 /// What the supervisor may do for each test, found once at start-up.
 pub(crate) struct Isolation {
     /// The supervisor holds capabilities to drop (it was started as a supervisor).
-    capabilities: bool,
+    pub(crate) capabilities: bool,
     /// The uid and gid programs run as (1 where a second id is mapped, else 0).
     pub(crate) program_id: u32,
     /// Its own PID namespace, to come back to after each fork; `None` when tests cannot get
     /// their own (then everything else is killed after each test).
     pub(crate) pid_namespace: Option<OwnedFd>,
-    /// The work directory's mode at start-up.
-    pub(crate) work_mode: u32,
+    /// Its PID namespace's `ns_last_pid`, open for writing, when the sandbox gave it
+    /// ([`LAST_PID_DESCRIPTOR`]) and writing it works.
+    last_pid: Option<File>,
+}
+
+/// Where the sandbox leaves a supervisor's `ns_last_pid` (docs/sandbox.md).
+const LAST_PID_DESCRIPTOR: RawFd = 63;
+/// Every test child's PID in the sandbox's namespace (what `/proc/self` names) is the one after,
+/// as the Python runner's (`runner/isolation.py`, `FIRST_TEST_PID`).
+const FIRST_TEST_PID: &[u8] = b"100";
+
+impl Isolation {
+    /// Makes the next process (or thread) of the sandbox's PID namespace get the PID after
+    /// [`FIRST_TEST_PID`] (or the first free one after it), whatever ran before: no test can
+    /// read in its PID how many came before it, or leave the next one a number.
+    pub(crate) fn reset_next_pid(&self) {
+        if let Some(last_pid) = &self.last_pid {
+            use std::os::unix::fs::FileExt;
+            let _ = last_pid.write_at(FIRST_TEST_PID, 0);
+        }
+    }
+
+    /// Before a test of a warm program whose PID namespace is `namespace`: its next thread (the
+    /// test's) gets the same ids as the first test's thread did, in the sandbox's namespace
+    /// (the first free one after [`FIRST_TEST_PID`]) and in the program's own (its lowest free
+    /// one), whatever threads earlier tests started.
+    ///
+    /// The program's own namespace has its own `ns_last_pid`, which only a process of that
+    /// namespace can write: a child forked into it writes it and exits. That child's id in the
+    /// sandbox's namespace is the first free one there, so it also shows whether a thread an
+    /// earlier test ended still holds its id (the kernel frees an exiting thread's ids a moment
+    /// after it leaves the thread count): then it tries again shortly, for at most
+    /// [`THREAD_ID_WAIT`]. `first` is the first test's child's id, recorded then.
+    pub(crate) fn reset_thread_ids(&self, namespace: Option<&OwnedFd>, first: &mut Option<i32>) {
+        let (Some(namespace), Some(own), Some(last_pid)) =
+            (namespace, &self.pid_namespace, &self.last_pid)
+        else {
+            self.reset_next_pid();
+            return;
+        };
+        let started = Instant::now();
+        loop {
+            self.reset_next_pid();
+            let probed = probe_thread_ids(namespace, own, last_pid);
+            self.reset_next_pid();
+            let Ok(Some(id)) = probed else {
+                return;
+            };
+            match first {
+                Some(expected) if id > *expected && started.elapsed() < THREAD_ID_WAIT => {
+                    std::thread::sleep(std::time::Duration::from_micros(100));
+                }
+                Some(expected) if id > *expected => return,
+                _ => {
+                    *first = Some(id);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// How long a warm test may wait for the ids of the threads earlier tests ended.
+const THREAD_ID_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
+/// What a warm program's own namespace's `ns_last_pid` is set to: its next thread gets the
+/// lowest free id there.
+const NESTED_LAST_PID: &[u8] = b"0";
+
+/// Forks a child into `namespace` that resets that namespace's next id and exits: the child's
+/// id in the sandbox's namespace, or `None` when it could not write.
+fn probe_thread_ids(
+    namespace: &OwnedFd,
+    own: &OwnedFd,
+    last_pid: &File,
+) -> io::Result<Option<i32>> {
+    sys::enter_pid_namespace(namespace.as_raw_fd())?;
+    let forked = sys::fork_process();
+    if let Ok(0) = forked {
+        sys::child::write_last_pid_and_exit(last_pid.as_raw_fd(), NESTED_LAST_PID);
+    }
+    sys::enter_pid_namespace(own.as_raw_fd())?;
+    let pid = forked?;
+    let (_, status, _) =
+        sys::wait_for(pid, 0)?.ok_or_else(|| io::Error::other("the probe vanished"))?;
+    Ok((status == 1 << 8).then_some(pid))
+}
+
+/// The sandbox's `ns_last_pid` descriptor moved out of the tests' way, when it works.
+fn adopt_last_pid() -> Option<File> {
+    if !sys::descriptor_is_open(LAST_PID_DESCRIPTOR) {
+        return None;
+    }
+    let moved = sys::duplicate_at_least(LAST_PID_DESCRIPTOR, HIGH_DESCRIPTOR).ok();
+    sys::close_descriptor(LAST_PID_DESCRIPTOR);
+    // SAFETY: a fresh descriptor we own.
+    let file = File::from(unsafe { OwnedFd::from_raw_fd(moved?) });
+    use std::os::unix::fs::FileExt;
+    file.write_at(FIRST_TEST_PID, 0).ok().map(|_| file)
 }
 
 fn effective_capabilities() -> u64 {
@@ -55,11 +150,12 @@ pub(crate) fn probe_isolation() -> Isolation {
             0
         },
         pid_namespace: None,
-        work_mode: work_directory_mode(),
+        last_pid: None,
     };
     if !capabilities {
         return isolation;
     }
+    isolation.last_pid = adopt_last_pid();
     let Ok(own) = File::open("/proc/self/ns/pid") else {
         return isolation;
     };
@@ -284,6 +380,7 @@ pub(crate) fn spawn_isolated(
         .map(|variable| variable.as_ptr())
         .chain([std::ptr::null()])
         .collect();
+    isolation.reset_next_pid();
     if isolation.pid_namespace.is_some() {
         sys::unshare_pid_namespace()?;
     }

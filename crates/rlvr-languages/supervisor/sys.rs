@@ -22,11 +22,18 @@ pub const CLOSE_RANGE_CLOEXEC: u32 = 4;
 pub const MFD_CLOEXEC: u32 = 1;
 pub const MFD_ALLOW_SEALING: u32 = 2;
 pub const F_DUPFD_CLOEXEC: i32 = 1030;
+pub const F_GETFD: i32 = 1;
 pub const F_ADD_SEALS: i32 = 1033;
 /// F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE.
 pub const ALL_SEALS: i32 = 0x1 | 0x2 | 0x4 | 0x8;
 pub const O_CLOEXEC: i32 = 0o2_000_000;
 pub const POLLIN: i16 = 1;
+/// `mount` flags of a fresh work directory (the only ones the supervisor's seccomp filter
+/// lets through) and `umount2`'s lazy detach.
+pub const MS_NOSUID: u64 = 0x2;
+pub const MS_NODEV: u64 = 0x4;
+pub const MNT_DETACH: i32 = 0x2;
+const AT_FDCWD: i32 = -100;
 #[cfg(target_arch = "x86_64")]
 const SYS_CAPSET: i64 = 126;
 #[cfg(target_arch = "aarch64")]
@@ -59,6 +66,12 @@ pub struct Rusage {
     pub system: Timeval,
     /// ru_maxrss first, then the other thirteen counters.
     pub counters: [i64; 14],
+}
+
+#[repr(C)]
+struct Timespec {
+    seconds: i64,
+    nanoseconds: i64,
 }
 
 #[repr(C)]
@@ -99,6 +112,7 @@ unsafe extern "C" {
         environment: *const *const c_char,
     ) -> i32;
     fn dup2(old: i32, new: i32) -> i32;
+    fn close(fd: i32) -> i32;
     fn fcntl(fd: i32, command: i32, ...) -> i32;
     fn pipe2(fds: *mut i32, flags: i32) -> i32;
     fn memfd_create(name: *const c_char, flags: u32) -> i32;
@@ -109,9 +123,24 @@ unsafe extern "C" {
     fn sigprocmask(how: i32, set: *const [u64; 16], old: *mut [u64; 16]) -> i32;
     fn getpid() -> i32;
     fn write(fd: i32, buffer: *const u8, count: usize) -> isize;
+    fn pwrite(fd: i32, buffer: *const u8, count: usize, offset: i64) -> isize;
     fn _exit(status: i32) -> !;
     fn listxattr(path: *const c_char, list: *mut u8, size: usize) -> isize;
     fn removexattr(path: *const c_char, name: *const c_char) -> i32;
+    fn utimensat(
+        directory: i32,
+        path: *const c_char,
+        times: *const [Timespec; 2],
+        flags: i32,
+    ) -> i32;
+    fn mount(
+        source: *const c_char,
+        target: *const c_char,
+        kind: *const c_char,
+        flags: u64,
+        data: *const c_char,
+    ) -> i32;
+    fn umount2(target: *const c_char, flags: i32) -> i32;
     fn __errno_location() -> *mut i32;
 }
 
@@ -248,6 +277,19 @@ pub fn duplicate_at_least(fd: RawFd, minimum: RawFd) -> io::Result<RawFd> {
     check(i64::from(unsafe { fcntl(fd, F_DUPFD_CLOEXEC, minimum) })).map(|fd| fd as RawFd)
 }
 
+/// Whether `fd` is an open descriptor.
+pub fn descriptor_is_open(fd: RawFd) -> bool {
+    // SAFETY: F_GETFD takes no argument and only inspects the descriptor.
+    unsafe { fcntl(fd, F_GETFD) >= 0 }
+}
+
+pub fn close_descriptor(fd: RawFd) {
+    // SAFETY: integer argument only; the caller owns the descriptor.
+    unsafe {
+        close(fd);
+    }
+}
+
 pub fn duplicate_onto(old: RawFd, new: RawFd) -> io::Result<()> {
     // SAFETY: integer arguments only.
     check(i64::from(unsafe { dup2(old, new) })).map(drop)
@@ -272,10 +314,62 @@ pub fn remove_extended_attribute(path: &std::ffi::CStr, name: &std::ffi::CStr) -
     .map(drop)
 }
 
+/// Sets the access and modification times of `path` to 0 (the epoch), explicitly: only its
+/// owner or a holder of `CAP_FOWNER` may.
+pub fn zero_times(path: &std::ffi::CStr) -> io::Result<()> {
+    let zero = [
+        Timespec {
+            seconds: 0,
+            nanoseconds: 0,
+        },
+        Timespec {
+            seconds: 0,
+            nanoseconds: 0,
+        },
+    ];
+    // SAFETY: a NUL-terminated path and two timespecs.
+    check(i64::from(unsafe {
+        utimensat(AT_FDCWD, path.as_ptr(), &zero, 0)
+    }))
+    .map(drop)
+}
+
+/// Detaches whatever is mounted on `target` (lazily: `MNT_DETACH`).
+pub fn detach(target: &std::ffi::CStr) -> io::Result<()> {
+    // SAFETY: a NUL-terminated path.
+    check(i64::from(unsafe { umount2(target.as_ptr(), MNT_DETACH) })).map(drop)
+}
+
+/// Mounts a fresh tmpfs with `options` on `target` (`MS_NOSUID | MS_NODEV`).
+pub fn mount_tmpfs(target: &std::ffi::CStr, options: &std::ffi::CStr) -> io::Result<()> {
+    // SAFETY: NUL-terminated strings.
+    check(i64::from(unsafe {
+        mount(
+            c"tmpfs".as_ptr(),
+            target.as_ptr(),
+            c"tmpfs".as_ptr(),
+            MS_NOSUID | MS_NODEV,
+            options.as_ptr(),
+        )
+    }))
+    .map(drop)
+}
+
 /// The calls the test child makes between fork and exec. Everything they touch was built
 /// before the fork; each failure is reported as (step, errno) on the report pipe.
 pub mod child {
     use super::*;
+
+    /// In a child forked into a PID namespace: writes `value` to that namespace's
+    /// `ns_last_pid` (through `last_pid`, which acts on the writer's namespace) and exits, with
+    /// status 1 when the write worked, else 0.
+    pub fn write_last_pid_and_exit(last_pid: RawFd, value: &[u8]) -> ! {
+        // SAFETY: a valid buffer; _exit never returns.
+        unsafe {
+            let written = pwrite(last_pid, value.as_ptr(), value.len(), 0);
+            _exit(i32::from(written == value.len() as isize))
+        }
+    }
 
     /// Writes `(step, errno)` to the report pipe and exits without running the program.
     pub fn fail(report: RawFd, step: u8) -> ! {

@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::time::Instant;
 
 use crate::exec_protocol::{RunReport, RunSpec, ending};
@@ -13,7 +13,7 @@ use crate::spawn::{
 };
 use crate::sys;
 use crate::watch::{Watched, watch};
-use crate::work_directory::empty_work_directory;
+use crate::work_directory::WorkDirectory;
 use crate::{STDERR_CAP, WORK_DIRECTORY};
 
 /// A warm program's process (the JVM's harness) between tests, with its reused memory files
@@ -29,6 +29,10 @@ pub(crate) struct Warm {
     /// Its thread count once ready: more after a test means something the test started is
     /// still running (a thread the harness cannot see).
     threads: u64,
+    /// Its PID namespace (opened as the program uid), to reset its thread ids per test.
+    namespace: Option<OwnedFd>,
+    /// The first free id in the sandbox's namespace before its first test.
+    first_free_id: Option<i32>,
 }
 
 impl Warm {
@@ -156,6 +160,8 @@ fn start_warm(
         stdout,
         stderr,
         threads: 0,
+        namespace: None,
+        first_free_id: None,
     };
     if let Some(message) = startup_failure(failures)? {
         let _ = sys::wait_for(pid, 0);
@@ -171,6 +177,11 @@ fn start_warm(
         let mut ready = [0u8; 1];
         if warm.results.read(&mut ready)? == 1 && ready[0] == b'R' {
             warm.threads = as_program(isolation, || status_field(pid, "Threads"));
+            warm.namespace = as_program(isolation, || {
+                File::open(format!("/proc/{pid}/ns/pid"))
+                    .ok()
+                    .and_then(|file| owned(OwnedFd::from(file).into_raw_fd()).ok())
+            });
             return Ok(Ok(warm));
         }
     }
@@ -215,36 +226,132 @@ fn finish_warm(
     Ok(report)
 }
 
-/// One test of a warm program: refill its memory files, ask it to run, and wait for its
-/// answer, its end, the wall clock or the output cap. It is replaced (killed now, started
-/// again for the next test) when the test timed out, filled its output, ended the process
-/// (`System.exit`), or left a thread or a process running.
+/// What the harness's reply byte says about the test that just ran.
+mod reply_flags {
+    /// Something the test started is still running.
+    pub(super) const LEFTOVER: u8 = 1;
+    /// The test changed JDK-global state a later test could see (a system property, a
+    /// closed standard descriptor): the process is replaced.
+    pub(super) const TAINTED: u8 = 2;
+    /// The test did something a fresh process would finish only at its exit (a shutdown
+    /// hook): its verdict must be a fresh process's, so it runs again as a process's last.
+    pub(super) const RUN_AGAIN_LAST: u8 = 4;
+}
+
+/// The control bytes: run one test, or run one test and end the process as a fresh one ends.
+const RUN: u8 = b'r';
+const RUN_LAST: u8 = b'l';
+
+/// One test of a warm program, then the work directory as a fresh tmpfs for the next (a
+/// process that may hold anything of the old one, its working directory at least, is
+/// replaced with it).
 pub(crate) fn run_warm(
     isolation: &Isolation,
+    work: &mut WorkDirectory,
     program: &Program,
     spec: &RunSpec,
     slot: &mut Option<Warm>,
 ) -> io::Result<RunReport> {
-    use std::io::Write;
-    use std::os::unix::fs::FileExt;
-    // A process that ended between tests (a thread of its last test called `System.exit`
-    // after the answer) is reaped and replaced.
+    let mut report = run_warm_test(isolation, work, program, spec, slot)?;
+    if spec.empty_work_directory && work.touched() {
+        if let Some(warm) = slot.take() {
+            warm.end();
+        }
+        if let Err(error) = work.renew() {
+            report.message = format!("cannot renew {WORK_DIRECTORY}: {error}").into_bytes();
+        }
+    }
+    Ok(report)
+}
+
+/// A process kept from the last test, unless it ended since (a thread of its last test
+/// called `System.exit` after the answer), else a new one ready for a test.
+fn ready_process(
+    isolation: &Isolation,
+    work: &mut WorkDirectory,
+    program: &Program,
+    spec: &RunSpec,
+    slot: &mut Option<Warm>,
+) -> io::Result<Result<Warm, RunReport>> {
     let kept = slot.take().and_then(|warm| {
         if sys::wait_readable(warm.pidfd.as_raw_fd(), 0).unwrap_or(true) {
-            sys::send_signal(warm.pid, sys::SIGKILL);
-            let _ = sys::wait_for(warm.pid, 0);
+            warm.end();
             None
         } else {
             Some(warm)
         }
     });
-    let mut warm = match kept {
-        Some(warm) => warm,
-        None => match start_warm(isolation, program, spec)? {
-            Ok(warm) => warm,
-            Err(report) => return Ok(report),
-        },
+    if let Some(warm) = kept {
+        return Ok(Ok(warm));
+    }
+    let started = start_warm(isolation, program, spec)?;
+    // Only the harness ran so far: whatever its start did to the work directory is the same
+    // for every process, and no test's.
+    work.settle();
+    Ok(started)
+}
+
+fn run_warm_test(
+    isolation: &Isolation,
+    work: &mut WorkDirectory,
+    program: &Program,
+    spec: &RunSpec,
+    slot: &mut Option<Warm>,
+) -> io::Result<RunReport> {
+    let warm = match ready_process(isolation, work, program, spec, slot)? {
+        Ok(warm) => warm,
+        Err(report) => return Ok(report),
     };
+    match run_in(isolation, warm, spec, RUN)? {
+        Ran::Kept(report, warm) => {
+            *slot = Some(warm);
+            Ok(report)
+        }
+        Ran::Ended(report) => Ok(report),
+        Ran::AgainLast(warm) => {
+            // What this test did shows only at a fresh process's exit: it runs again in a
+            // new process, as that process's last test, and that run is its verdict.
+            warm.end();
+            let warm = match start_warm(isolation, program, spec)? {
+                Ok(warm) => warm,
+                Err(report) => return Ok(report),
+            };
+            work.settle();
+            match run_in(isolation, warm, spec, RUN_LAST)? {
+                Ran::Kept(report, warm) => {
+                    // The harness answered instead of ending: it is not kept all the same.
+                    warm.end();
+                    Ok(report)
+                }
+                Ran::Ended(report) => Ok(report),
+                Ran::AgainLast(warm) => {
+                    warm.end();
+                    Err(io::Error::other(
+                        "the harness did not end after its last test",
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// How one test in a warm process went.
+enum Ran {
+    /// It answered and the process may serve the next test.
+    Kept(RunReport, Warm),
+    /// The process ended (its end is the test's) or was replaced.
+    Ended(RunReport),
+    /// It must run again as a fresh process's last test.
+    AgainLast(Warm),
+}
+
+/// One test of a warm program: refill its memory files, ask it to run (`control`), and wait
+/// for its answer, its end, the wall clock or the output cap. The process is not kept when
+/// the test timed out, filled its output, ended the process (`System.exit`, or the end of a
+/// last test), or left a thread, a process or JDK-global state behind.
+fn run_in(isolation: &Isolation, mut warm: Warm, spec: &RunSpec, control: u8) -> io::Result<Ran> {
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
     // The memory files are shared with the program (one open file each): resetting the
     // offset here resets its offset.
     warm.stdin.set_len(0)?;
@@ -255,11 +362,13 @@ pub(crate) fn run_warm(
         file.seek(SeekFrom::Start(0))?;
     }
     let cpu_before = as_program(isolation, || process_cpu_us(warm.pid));
+    // The test's threads get the same thread ids whatever earlier tests started.
+    isolation.reset_thread_ids(warm.namespace.as_ref(), &mut warm.first_free_id);
     let started = Instant::now();
-    if warm.control.write_all(b"r").is_err() {
+    if warm.control.write_all(&[control]).is_err() {
         // It ended just now: its end is this test's.
         sys::send_signal(warm.pid, sys::SIGKILL);
-        return finish_warm(warm, started, spec, false, false);
+        return finish_warm(warm, started, spec, false, false).map(Ran::Ended);
     }
     let deadline = started + std::time::Duration::from_millis(spec.wall_ms.max(1));
     let mut answer = None;
@@ -276,10 +385,14 @@ pub(crate) fn run_warm(
     let output_capped = watched == Watched::OutputCapped;
     let Some(reply) = answer else {
         sys::send_signal(warm.pid, sys::SIGKILL);
-        return finish_warm(warm, started, spec, timed_out, output_capped);
+        return finish_warm(warm, started, spec, timed_out, output_capped).map(Ran::Ended);
     };
     let wall = started.elapsed();
     let status = i32::from_le_bytes([reply[0], reply[1], reply[2], reply[3]]);
+    let flags = reply[4];
+    if flags & reply_flags::RUN_AGAIN_LAST != 0 && control == RUN {
+        return Ok(Ran::AgainLast(warm));
+    }
     let (children, threads, cpu, resident) = as_program(isolation, || {
         (
             has_children(warm.pid),
@@ -291,8 +404,11 @@ pub(crate) fn run_warm(
     // What the harness says, and what the kernel says (a thread the harness cannot see, a
     // process): either way the process is replaced. A `/proc` that cannot be read (0 threads)
     // replaces it too.
-    let leftover =
-        reply[4] != 0 || children || threads == 0 || threads > warm.threads + LEFTOVER_THREADS;
+    let replace = flags & (reply_flags::LEFTOVER | reply_flags::TAINTED) != 0
+        || control == RUN_LAST
+        || children
+        || threads == 0
+        || threads > warm.threads + LEFTOVER_THREADS;
     let mut report = RunReport {
         ending: ending::EXITED,
         exit_code: i64::from(status & 0xff),
@@ -301,11 +417,6 @@ pub(crate) fn run_warm(
         max_resident_kib: resident,
         ..RunReport::default()
     };
-    if leftover {
-        // Nothing of this test may run on into the next: a new process for it.
-        sys::send_signal(warm.pid, sys::SIGKILL);
-        let _ = sys::wait_for(warm.pid, 0);
-    }
     let cap = if spec.output_bytes > 0 {
         spec.output_bytes
     } else {
@@ -313,15 +424,12 @@ pub(crate) fn run_warm(
     };
     (report.stdout, report.stdout_truncated) = read_memory_file(&mut warm.stdout, cap)?;
     report.stderr = read_memory_file(&mut warm.stderr, STDERR_CAP)?.0;
-    if !leftover {
-        *slot = Some(warm);
+    if replace {
+        // Nothing of this test may run on into the next: a new process for it.
+        warm.end();
+        return Ok(Ran::Ended(report));
     }
-    if spec.empty_work_directory
-        && let Err(error) = empty_work_directory(isolation.work_mode)
-    {
-        report.message = format!("cannot empty {WORK_DIRECTORY}: {error}").into_bytes();
-    }
-    Ok(report)
+    Ok(Ran::Kept(report, warm))
 }
 
 /// Threads a warm JVM may add by itself between tests (its JIT compiler threads come and go).

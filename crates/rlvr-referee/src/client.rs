@@ -51,6 +51,10 @@ pub struct Judgement {
     /// Comparisons between two of the solution's own objects: the solution's word.
     #[serde(default)]
     pub untrusted_comparisons: u64,
+    /// The solution's child sent what no honest child sends (a malformed message or value, an
+    /// answer to a request never asked): reported as `forged_report`.
+    #[serde(default)]
+    pub forged: bool,
 }
 
 /// What the referee said during a test.

@@ -93,7 +93,7 @@ fn function(number: u64) -> Value {
 }
 
 fn class(number: u64, methods: &[&str]) -> Value {
-    json!(["callable", {"h": number}, {"handles": {number.to_string(): 1}, "types": {"1": methods}}])
+    json!(["class", {"h": number}, {"handles": {number.to_string(): 1}, "types": {"1": methods}}])
 }
 
 fn value(v: Value) -> Value {
@@ -210,26 +210,149 @@ fn leetcode_classes_their_methods_and_comparisons_between_their_objects() {
         },
     );
     assert_eq!(judgement.outcome, RefereeOutcome::Pass, "{judgement:?}");
-    // One round trip per method call: the type's method names came with the class.
+    // One round trip per method call: the type's method names came with the class; the call of
+    // the class asked for a live instance.
     assert_eq!(sent.len(), 3, "{sent:?}");
-    // Two of the solution's own objects compared: the solution's word, and counted.
-    let mut next = 20;
-    let (judgement, _) = run(&mut started, 1, names, &mut |message| match message["t"]
-        .as_str()
-        .unwrap()
-    {
-        "call" => {
-            next += 1;
-            json!({"t": "return", "v": {"h": next}, "tab": []})
-        }
-        "op" => {
-            assert_eq!(message["n"], "eq");
-            value(json!(true))
-        }
-        other => panic!("unexpected {other}: {message}"),
-    });
+    assert_eq!(sent[0]["live"], 1, "{sent:?}");
+    assert!(sent[1].get("live").is_none(), "{sent:?}");
+    // Two of the solution's own objects compared: their class names and attributes, as data
+    // (fresh snapshots), never the solution's `__eq__`; nothing counted.
+    for (other_x, expected) in [(1, RefereeOutcome::Pass), (5, RefereeOutcome::Fail)] {
+        let mut next = 20;
+        let (judgement, sent) =
+            run(
+                &mut started,
+                1,
+                names.clone(),
+                &mut |message| match message["t"].as_str().unwrap() {
+                    "call" => {
+                        next += 1;
+                        json!({"t": "return", "v": {"h": next}, "tab": []})
+                    }
+                    "op" => {
+                        assert_eq!(message["n"], "snapshot", "{message}");
+                        let handle = message["o"]["h"].as_i64().unwrap();
+                        let x = if handle == 21 { 1 } else { other_x };
+                        json!({"t": "return", "v": {"r": 0},
+                           "tab": [["record", "Point", handle, ["x", x, "y", 2]]]})
+                    }
+                    other => panic!("unexpected {other}: {message}"),
+                },
+            );
+        assert_eq!(judgement.outcome, expected, "{judgement:?}");
+        assert_eq!(judgement.untrusted_comparisons, 0);
+        assert!(sent.iter().all(|message| message["n"] != "eq"), "{sent:?}");
+    }
+}
+
+#[test]
+fn records_are_data_their_methods_and_truth_are_refused() {
+    let tests = [
+        "e = find([1, 2, 2], 2)\nassert e.count == 2 and e.index == 1",
+        "assert find([1], 1).startswith('x')",
+        "assert find([1], 1)",
+        "assert find([1], 1) == {'count': 2, 'index': 1}",
+    ];
+    let mut started = start(&tests);
+    let names = json!({"find": function(0)});
+    for (index, expected) in [
+        (0, RefereeOutcome::Pass),
+        (1, RefereeOutcome::Fail),
+        (2, RefereeOutcome::Fail),
+        (3, RefereeOutcome::Fail),
+    ] {
+        let (judgement, sent) = run(&mut started, index, names.clone(), &mut |message| {
+            assert_eq!(message["t"], "call", "{message}");
+            // An `Entry` whose class has a `startswith` method: never asked.
+            json!({"t": "return", "v": {"r": 0}, "handles": {"5": 3}, "types": {"3": ["startswith"]},
+                   "tab": [["record", "Entry", 5, ["count", 2, "index", 1]]]})
+        });
+        assert_eq!(
+            judgement.outcome, expected,
+            "{}: {judgement:?}",
+            tests[index]
+        );
+        assert_eq!(sent.len(), 1, "{sent:?}");
+    }
+}
+
+#[test]
+fn shared_names_are_the_solutions_on_the_tests_values_and_the_referees_on_computed_ones() {
+    let tests = [
+        "assert sum([1, 2]) == 4",
+        "def check(candidate):\n    assert candidate(4, 6) == 7\ncheck(gcd)",
+        "assert abs(half(3) - 1.5) < 1e-9",
+        "r = half(3)\nassert abs(r - 1.5) < 1e-9 and sum([r]) == 1.5",
+    ];
+    let mut started = start(&tests);
+    // The solution's `sum` and `gcd` answer for the test's own values, whatever the order.
+    let names =
+        json!({"sum": function(0), "gcd": function(1), "abs": function(2), "half": function(3)});
+    for index in 0..2 {
+        let (judgement, sent) = run(&mut started, index, names.clone(), &mut |message| {
+            value(json!(if message["f"]["h"] == 0 { 4 } else { 7 }))
+        });
+        assert_eq!(judgement.outcome, RefereeOutcome::Pass, "{judgement:?}");
+        assert_eq!(sent.len(), 1, "{sent:?}");
+    }
+    // Applied to what a call computed: the referee's `abs` and `sum`, never the solution's.
+    for index in 2..4 {
+        let (judgement, sent) = run(&mut started, index, names.clone(), &mut |message| {
+            assert_eq!(
+                message["f"]["h"], 3,
+                "only half is the solution's: {message}"
+            );
+            value(json!(1.5))
+        });
+        assert_eq!(judgement.outcome, RefereeOutcome::Pass, "{judgement:?}");
+        assert_eq!(sent.len(), 1, "{sent:?}");
+    }
+}
+
+#[test]
+fn a_standard_object_the_solution_imported_is_the_referees_own() {
+    let tests = [
+        "assert Fraction(1, 3) == Fraction(2, 6) and type(Fraction(1, 2)).__module__ == 'fractions'",
+        "assert system('x') == 0",
+    ];
+    let mut started = start(&tests);
+    let handle = json!({"handles": {"0": 0}, "types": {"0": []}});
+    // `from fractions import Fraction`: the referee's own class, no call reaches the child.
+    let (judgement, sent) = run(
+        &mut started,
+        0,
+        json!({"Fraction": ["std", {"h": 0}, handle, "fractions", "Fraction"]}),
+        &mut |message| panic!("{message}"),
+    );
     assert_eq!(judgement.outcome, RefereeOutcome::Pass, "{judgement:?}");
-    assert_eq!(judgement.untrusted_comparisons, 1);
+    assert!(sent.is_empty());
+    // Outside the pure modules the claim is refused: a stand-in whose calls go to the child.
+    let (judgement, sent) = run(
+        &mut started,
+        1,
+        json!({"system": ["std", {"h": 0}, handle, "os", "system"]}),
+        &mut |_| value(json!(0)),
+    );
+    assert_eq!(judgement.outcome, RefereeOutcome::Pass, "{judgement:?}");
+    assert_eq!(sent.len(), 1, "{sent:?}");
+}
+
+#[test]
+fn exceptions_keep_their_class_hierarchy_and_arguments() {
+    let test = "try:\n    parse('x')\nexcept Invalid as error:\n    assert isinstance(error, ValueError) and error.args == ('x', 7)\n    assert str(error) == 'bad x'\nelse:\n    raise AssertionError";
+    let mut started = start(&[test]);
+    let invalid = json!(["exception", {"r": 0}, {"tab": [["exctype", "Invalid", 0, [{"bi": "ValueError"}]]]}]);
+    let (judgement, _) = run(
+        &mut started,
+        0,
+        json!({"Invalid": invalid, "parse": function(1)}),
+        &mut |_| {
+            json!({"t": "raise", "type": "__main__.Invalid", "message": "bad x", "v": {"r": 1},
+                   "tab": [["exctype", "Invalid", 0, [{"bi": "ValueError"}]],
+                           ["exception", {"r": 0}, ["x", 7], [], "bad x"]]})
+        },
+    );
+    assert_eq!(judgement.outcome, RefereeOutcome::Pass, "{judgement:?}");
 }
 
 #[test]
@@ -356,6 +479,7 @@ fn a_broken_or_ended_child_fails_the_test_whatever_the_test_catches() {
         &mut |_| json!({"t": "return", "v": {"bogus": 1}}),
     );
     assert_eq!(judgement.outcome, RefereeOutcome::Ended, "{judgement:?}");
+    assert!(judgement.forged, "{judgement:?}");
     // An answer to a request that was never asked.
     let (judgement, _) = run(
         &mut started,
@@ -364,6 +488,7 @@ fn a_broken_or_ended_child_fails_the_test_whatever_the_test_catches() {
         &mut |_| json!({"t": "return", "id": 99, "v": 4}),
     );
     assert_eq!(judgement.outcome, RefereeOutcome::Ended, "{judgement:?}");
+    assert!(judgement.forged, "{judgement:?}");
     // The engine says the child ended.
     let deadline = Instant::now() + Duration::from_secs(20);
     let referee = &mut started.referee;
@@ -388,6 +513,8 @@ fn a_broken_or_ended_child_fails_the_test_whatever_the_test_catches() {
         panic!("a verdict")
     };
     assert_eq!(judgement.outcome, RefereeOutcome::Ended, "{judgement:?}");
+    // A child that ended is not a forgery.
+    assert!(!judgement.forged, "{judgement:?}");
 }
 
 #[test]
@@ -409,4 +536,45 @@ fn a_test_that_does_not_compile_is_an_error_not_a_failed_job() {
         &mut honest_square,
     );
     assert_eq!(judgement.outcome, RefereeOutcome::Pass);
+}
+
+#[test]
+fn an_instance_the_test_built_has_its_truth_only_once_used_and_never_a_plain_values_predicates() {
+    let tests = [
+        "assert is_prime(7)",
+        "assert greet('bob').startswith('Hello')",
+        "s = Stack()\ns.push(1)\nassert s",
+    ];
+    let mut started = start(&tests);
+    let names = json!({"is_prime": class(0, &["__bool__"]), "greet": class(1, &["startswith"]),
+                       "Stack": class(2, &["push", "__len__"])});
+    let mut next = 10;
+    let mut script = |message: &Value| match message["t"].as_str().unwrap() {
+        "call" => {
+            next += 1;
+            json!({"t": "return", "v": {"h": next}, "tab": [], "handles": {next.to_string(): 1}})
+        }
+        "method" => value(json!(null)),
+        "op" => {
+            assert_eq!(message["n"], "bool", "{message}");
+            value(json!(true))
+        }
+        other => panic!("unexpected {other}: {message}"),
+    };
+    for (index, expected) in [
+        (0, RefereeOutcome::Fail),
+        (1, RefereeOutcome::Fail),
+        (2, RefereeOutcome::Pass),
+    ] {
+        let (judgement, sent) = run(&mut started, index, names.clone(), &mut script);
+        assert_eq!(
+            judgement.outcome, expected,
+            "{}: {judgement:?}",
+            tests[index]
+        );
+        if index < 2 {
+            // Refused here: nothing but the construction reached the child.
+            assert_eq!(sent.len(), 1, "{sent:?}");
+        }
+    }
 }

@@ -104,30 +104,6 @@ pub fn names_a_memory_error(line: &str) -> bool {
         })
 }
 
-#[cfg(test)]
-mod memory_error_tests {
-    use super::names_a_memory_error;
-
-    #[test]
-    fn memory_errors_and_their_named_subclasses_are_memory_errors() {
-        for line in [
-            "MemoryError",
-            "MemoryError: out of memory",
-            "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 7.45 GiB",
-        ] {
-            assert!(names_a_memory_error(line), "{line}");
-        }
-        for line in [
-            "ValueError: MemoryError",
-            "Memory Error",
-            "",
-            "x MemoryError",
-        ] {
-            assert!(!names_a_memory_error(line), "{line}");
-        }
-    }
-}
-
 impl Sandbox {
     /// Runs one program to completion under `request.limits` and returns its outcome. Program
     /// failures (crash, timeout, limits) are verdicts; `Err` only means the sandbox could not
@@ -241,5 +217,29 @@ impl Sandbox {
             stderr_truncated: stderr.truncated,
             protections: self.inner().protections.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod memory_error_tests {
+    use super::names_a_memory_error;
+
+    #[test]
+    fn memory_errors_and_their_named_subclasses_are_memory_errors() {
+        for line in [
+            "MemoryError",
+            "MemoryError: out of memory",
+            "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 7.45 GiB",
+        ] {
+            assert!(names_a_memory_error(line), "{line}");
+        }
+        for line in [
+            "ValueError: MemoryError",
+            "Memory Error",
+            "",
+            "x MemoryError",
+        ] {
+            assert!(!names_a_memory_error(line), "{line}");
+        }
     }
 }

@@ -69,6 +69,22 @@ pub fn everything_required() -> bool {
     std::env::var_os("RLVR_REQUIRE_EVERYTHING").is_some_and(|value| value == "1")
 }
 
+/// What a test does when its subject cannot run on this machine (no cgroups, no root...): it
+/// prints why and returns, to be skipped; under `RLVR_REQUIRE_EVERYTHING=1` (`scripts/test`,
+/// so CI) it fails instead, since a test must not pass when what it tests did not run.
+pub fn cannot_run_here(reason: &str) {
+    cannot_run_here_required(reason, everything_required());
+}
+
+/// [`cannot_run_here`] with `required` given instead of read from the environment.
+pub fn cannot_run_here_required(reason: &str, required: bool) {
+    assert!(
+        !required,
+        "cannot run here and RLVR_REQUIRE_EVERYTHING=1: {reason}"
+    );
+    eprintln!("skipped: {reason}");
+}
+
 /// Whether an unprivileged user may create user namespaces here (checked once).
 fn user_namespaces_available() -> Result<(), String> {
     static AVAILABLE: OnceLock<Result<(), String>> = OnceLock::new();
@@ -411,5 +427,16 @@ mod tests {
             }),
             Some("found")
         );
+    }
+
+    #[test]
+    fn what_cannot_run_is_skipped_when_not_everything_is_required() {
+        cannot_run_here_required("no cgroups", false);
+    }
+
+    #[test]
+    #[should_panic(expected = "cannot run here and RLVR_REQUIRE_EVERYTHING=1: no cgroups")]
+    fn what_cannot_run_fails_when_everything_is_required() {
+        cannot_run_here_required("no cgroups", true);
     }
 }

@@ -27,8 +27,13 @@ pub(crate) use {out, outln};
 
 /// Writes `text` to standard output and flushes it (stdout is line-buffered anyway; flushing
 /// here makes a closed pipe show up at the write that hit it).
-pub(crate) fn write_text(text: std::fmt::Arguments<'_>) -> std::io::Result<()> {
+pub(crate) fn write_text(text: std::fmt::Arguments<'_>) -> Result<(), crate::exit::Error> {
     let mut stdout = std::io::stdout().lock();
-    stdout.write_fmt(text)?;
-    stdout.flush()
+    stdout
+        .write_fmt(text)
+        .and_then(|()| stdout.flush())
+        .map_err(crate::exit::Error::write(STANDARD_OUTPUT))
 }
+
+/// The stream's name in an error message.
+pub(crate) const STANDARD_OUTPUT: &str = "standard output";

@@ -1,7 +1,8 @@
 //! The `answer_may_vary` rule measured on the statement corpus (issue 25): precision and recall
 //! per corpus and per kind, and the epsilon it reads, computed here and compared with the table
-//! docs/products.md quotes between its `answer-variety-corpus` markers
-//! (`RLVR_UPDATE_FIXTURES=1` rewrites that table from this run).
+//! docs/products.md links to: `docs/answer-variety-corpus.snap.md`, an insta snapshot (its
+//! metadata beside it in `answer-variety-corpus.snap`; `cargo insta review`, or
+//! `INSTA_UPDATE=always`, rewrites it from this run).
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -11,10 +12,6 @@ use rlvr_products::answer_variety::{VarietyKind, answer_variety};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/answer-variety")
-}
-
-fn docs() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/products.md")
 }
 
 /// One corpus entry: what a reader of the statement knows about it.
@@ -216,29 +213,18 @@ fn table(corpora: &[(&str, &Score)]) -> String {
     text
 }
 
-const START: &str = "<!-- answer-variety-corpus:start -->\n";
-const END: &str = "<!-- answer-variety-corpus:end -->";
-
 #[test]
 fn issue_25_precision_and_recall_on_the_corpus_are_the_documented_ones() {
     let tuning = score(&read_corpus("tuning.txt"));
     let held_out = score(&read_corpus("held-out.txt"));
     let computed = table(&[("tuning", &tuning), ("held-out", &held_out)]);
-    let path = docs();
-    let text = std::fs::read_to_string(&path).expect("docs/products.md is readable");
-    let (Some(start), Some(end)) = (text.find(START), text.find(END)) else {
-        panic!("docs/products.md has no {START:?} ... {END:?} block");
-    };
-    let documented = &text[start + START.len()..end];
-    if std::env::var_os("RLVR_UPDATE_FIXTURES").is_some() {
-        let updated = format!("{}{computed}{}", &text[..start + START.len()], &text[end..]);
-        std::fs::write(&path, updated).expect("docs/products.md is writable");
-    } else {
-        assert_eq!(
-            documented, computed,
-            "the corpus figures changed: RLVR_UPDATE_FIXTURES=1 rewrites docs/products.md"
-        );
-    }
+    // A Markdown page of its own in docs/ (a binary snapshot keeps its content file as it is).
+    insta::with_settings!({
+        snapshot_path => "../../../../docs",
+        prepend_module_to_snapshot => false,
+    }, {
+        insta::assert_binary_snapshot!("answer-variety-corpus.md", computed.into_bytes());
+    });
     // The rule was written against the tuning corpus: anything it gets wrong there is a bug.
     assert!(
         tuning.misses.is_empty(),

@@ -1,11 +1,12 @@
 # The test's side of a judge functional test: the test's code, whatever its form, runs here
 # with the prelude's names, its own helpers and the referee's builtins. Each name the solution
 # defines is a stand-in (`SolutionObject`) whose calls go to the solution's child, one at a time,
-# through the engine (runner/live.py has the child's end and the message formats). Values come
-# back as data, or as handles for everything else (instances of the solution's classes,
-# functions, generators), whose calls, method calls, attribute reads and iteration cross the
-# same way. Comparisons and truth run here, on data: no method of the solution decides whether
-# its value equals an expected one (docs/profiles.md, "Threat model").
+# through the engine (runner/live.py has the child's end and the message formats). What a call
+# returns is data: exact builtins, records (`SolutionRecord`: an instance of one of the
+# solution's classes, as its class name and attributes) and, for functions and generators,
+# handles. An instance the test builds by calling one of the solution's classes is a live handle
+# whose methods run in the child. Comparisons and truth run here, on data: no method of the
+# solution decides whether its value equals an expected one (docs/profiles.md, "Threat model").
 
 LIVE_NEXT_FIRST = 1
 LIVE_NEXT_MOST = 4096
@@ -16,6 +17,18 @@ LIVE_MAX_HANDLE_TYPES = 100_000
 PLAIN_VALUE_METHODS = frozenset(
     name for kind in (str, bytes, bytearray, list, tuple, dict, set, frozenset, int, float, complex)
     for name in dir(kind) if not name.startswith("_"))
+# Predicates of plain values (`startswith`, `isdigit`, `issubset`...): refused even on an instance
+# the test built, whose other methods (a design class's `pop`, `get`, `add`) cross. A test that
+# asserts `get_greeting().startswith('Hello')` expected a string, and a class named like the
+# function (`class get_greeting` with a `startswith` that says yes) must not answer for it.
+PLAIN_VALUE_PREDICATES = frozenset(
+    name for kind in (str, bytes, set, frozenset, int, float)
+    for name in dir(kind) if name.startswith(("is", "startswith", "endswith")))
+# Builtins that reach the referee's process or its I/O: a solution that returns one gets no
+# referee's copy of it (an honest program has no reason to return `print` or `exec`).
+REFEREE_REFUSED_BUILTINS = frozenset(("open", "input", "print", "exec", "eval", "compile", "breakpoint", "__import__",
+                                      "globals", "locals", "vars", "setattr", "delattr", "help", "exit", "quit",
+                                      "copyright", "credits", "license"))
 # Exceptions that steer the caller's control flow: a solution call never raises them as
 # themselves (a StopIteration from `f` would end `all(map(f, data))` early, as True).
 CONTROL_EXCEPTIONS = ("StopIteration", "StopAsyncIteration", "GeneratorExit", "KeyboardInterrupt",
@@ -24,6 +37,11 @@ CONTROL_EXCEPTIONS = ("StopIteration", "StopAsyncIteration", "GeneratorExit", "K
 
 class SolutionEnded(BaseException):
     """The solution's process ended (or broke the protocol) while the test needed it."""
+
+
+class Forged(SolutionEnded):
+    """The solution's process sent what no honest child sends: a malformed message, an answer
+    to a request never asked, a malformed value (reported as `forged_report`)."""
 
 
 class NotData(BaseException):
@@ -36,8 +54,8 @@ class SolutionError(Exception):
 
 
 class MissingName:
-    """The test's entry point is a name the prelude binds (`gcd`) that the solution does not
-    define: calling it fails, so the prelude's own function never answers for the solution."""
+    """The test's entry point is a name the prelude imports (`gcd`) that the solution does not
+    define: where the test asks for the solution's, the prelude's own function never answers."""
 
     def __init__(self, name):
         self.name = name
@@ -50,25 +68,29 @@ class SolutionObject:
     """A stand-in for one object of the solution's process. Trusted code: it never runs the
     solution's code here, only asks the child."""
 
-    __slots__ = ("_rlvr_session", "_rlvr_number", "_rlvr_type", "_rlvr_returned", "__weakref__")
+    __slots__ = ("_rlvr_session", "_rlvr_number", "_rlvr_type", "_rlvr_returned", "_rlvr_used", "__weakref__")
 
     def __init__(self, session, number, type_number, returned):
         object.__setattr__(self, "_rlvr_session", session)
         object.__setattr__(self, "_rlvr_number", number)
         object.__setattr__(self, "_rlvr_type", type_number)
         object.__setattr__(self, "_rlvr_returned", returned)
+        object.__setattr__(self, "_rlvr_used", False)
 
     def __call__(self, *arguments, **keywords):
-        return self._rlvr_session.call({"t": "call", "f": {"h": self._rlvr_number}}, arguments, keywords,
-                                       returned=self._rlvr_returned or not self._rlvr_session.constructs(self))
+        session = self._rlvr_session
+        live = session.constructs(self)
+        return session.call({"t": "call", "f": {"h": self._rlvr_number}}, arguments, keywords, returned=not live,
+                            live=live)
 
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         session = self._rlvr_session
-        if self._rlvr_returned and name in PLAIN_VALUE_METHODS:
-            raise NotData(f"the test calls {name!r}, a method of plain values, on an object a solution function "
-                          "returned: only plain data is judged")
+        if self._rlvr_returned and name in PLAIN_VALUE_METHODS or name in PLAIN_VALUE_PREDICATES:
+            raise NotData(f"the test calls {name!r}, a method of plain values, on an object of the solution's: "
+                          "only plain data is judged")
+        object.__setattr__(self, "_rlvr_used", True)
         if name in session.methods.get(self._rlvr_type, ()):
             return SolutionMethod(self, name)
         return session.request({"t": "getattr", "o": {"h": self._rlvr_number}, "n": name},
@@ -78,10 +100,34 @@ class SolutionObject:
         self._rlvr_session.call({"t": "setattr", "o": {"h": self._rlvr_number}, "n": name}, (), {}, value=value)
 
     def __bool__(self):
-        raise NotData("the test takes the truth value of an object of the solution's: only plain data is judged")
+        if self._rlvr_returned or not self._rlvr_used:
+            # `assert is_prime(7)` against `class is_prime` (truthy by default, or by its own
+            # `__bool__`): the truth of an instance the test has not used yet stands for a value.
+            raise NotData("the test takes the truth value of an object of the solution's it did not build and use: "
+                          "only plain data is judged")
+        # An instance the test built and used (`s.push(1)` then `while s:`): Python's default
+        # (true) unless its class defines `__bool__` or `__len__`; then the child's answer, taken
+        # only as an exact bool.
+        methods = self._rlvr_session.methods.get(self._rlvr_type, ())
+        if "__bool__" in methods or "__len__" in methods:
+            value = self._rlvr_session.operator("bool", self)
+            if type(value) is not bool:
+                raise TypeError("the solution's __bool__ did not give a bool")
+            return value
+        return True
+
+    def __eq__(self, other):
+        if isinstance(other, (SolutionObject, SolutionRecord)):
+            return self._rlvr_session.data_equal(self, other)
+        return NotImplemented
+
+    def __ne__(self, other):
+        if isinstance(other, (SolutionObject, SolutionRecord)):
+            return not self._rlvr_session.data_equal(self, other)
+        return NotImplemented
 
     def __hash__(self):
-        return object.__hash__(self)
+        return self._rlvr_session.data_hash(self)
 
     def __len__(self):
         value = self._rlvr_session.operator("len", self)
@@ -159,7 +205,7 @@ class SolutionObject:
     def __instancecheck__(self, instance):
         # `isinstance(obj, SolutionClass)`: between two of the solution's objects its word (an
         # untrusted comparison); plain data is never an instance of a class of the solution's.
-        if not isinstance(instance, SolutionObject):
+        if not isinstance(instance, (SolutionObject, SolutionRecord)):
             return False
         value = self._rlvr_session.compare("isinstance", instance, self)
         if type(value) is not bool:
@@ -176,12 +222,11 @@ class SolutionObject:
 
 
 def solution_comparison(name):
-    """A rich comparison: between two of the solution's objects it is the solution's word
-    (counted as an untrusted comparison); with anything else it is not asked, so a lying
-    `__eq__` never meets an expected value (`==` is identity, ordering a TypeError)."""
+    """An ordering: between two of the solution's objects it is the solution's word (counted
+    as an untrusted comparison); with anything else it is not asked (a TypeError)."""
 
     def compare(self, other):
-        if isinstance(other, SolutionObject):
+        if isinstance(other, (SolutionObject, SolutionRecord)):
             return self._rlvr_session.compare(name, self, other)
         return NotImplemented
 
@@ -194,7 +239,7 @@ def solution_arithmetic(name, reflected=False):
     it is refused (`abs(f(x) - 1.5) < 1e-9` must not be answered by the solution's `__sub__`)."""
 
     def apply(self, other):
-        if isinstance(other, SolutionObject):
+        if isinstance(other, (SolutionObject, SolutionRecord)):
             left, right = (other, self) if reflected else (self, other)
             return self._rlvr_session.operator(name, left, right)
         raise NotData(f"the test applies {name.rstrip('_')!r} to an object of the solution's and plain data: "
@@ -203,14 +248,113 @@ def solution_arithmetic(name, reflected=False):
     return apply
 
 
-for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+class SolutionRecord:
+    """An instance of one of the solution's classes that a call, a method call, an attribute
+    read or an iteration gave: data (its class name and its attributes, decoded here), with the
+    object's handle for `len`, `iter`, `str`, `repr`, `format`, indexing and attribute writes
+    only. Its methods are never called: the test expected plain data."""
+
+    __slots__ = ("_rlvr_session", "_rlvr_number", "_rlvr_class", "_rlvr_state", "__weakref__")
+
+    def __init__(self, session, number, class_name):
+        object.__setattr__(self, "_rlvr_session", session)
+        object.__setattr__(self, "_rlvr_number", number)
+        object.__setattr__(self, "_rlvr_class", class_name)
+        object.__setattr__(self, "_rlvr_state", {})
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        state = object.__getattribute__(self, "_rlvr_state")
+        if name in state:
+            return state[name]
+        session = self._rlvr_session
+        refused = NotData(f"the test reads {name!r}, a method of an object of the solution's class "
+                          f"{self._rlvr_class!r} that a call returned: only plain data is judged")
+        if name in session.methods.get(session.handle_types.get(self._rlvr_number), ()):
+            raise refused
+        # A class attribute or a property: data, or refused.
+        value = session.request({"t": "getattr", "o": {"h": self._rlvr_number}, "n": name})
+        if isinstance(value, SolutionObject):
+            raise refused
+        return value
+
+    def __setattr__(self, name, value):
+        self._rlvr_session.call({"t": "setattr", "o": {"h": self._rlvr_number}, "n": name}, (), {}, value=value)
+        self._rlvr_state[name] = value
+
+    def __bool__(self):
+        raise NotData(f"the test takes the truth value of an object of the solution's class {self._rlvr_class!r} "
+                      "that a call returned: only plain data is judged")
+
+    def __eq__(self, other):
+        if isinstance(other, (SolutionObject, SolutionRecord)):
+            return self._rlvr_session.data_equal(self, other)
+        return NotImplemented
+
+    def __ne__(self, other):
+        if isinstance(other, (SolutionObject, SolutionRecord)):
+            return not self._rlvr_session.data_equal(self, other)
+        return NotImplemented
+
+    def __hash__(self):
+        return self._rlvr_session.data_hash(self)
+
+    def __len__(self):
+        value = self._rlvr_session.operator("len", self)
+        if type(value) is not int or value < 0:
+            raise TypeError("the solution's __len__ did not give a non-negative integer")
+        return value
+
+    def __iter__(self):
+        value = self._rlvr_session.operator("iter", self)
+        if not isinstance(value, SolutionObject):
+            raise TypeError("the solution's __iter__ did not give an iterator")
+        return value
+
+    def __contains__(self, item):
+        for element in self:
+            if element is item or element == item:
+                return True
+        return False
+
+    def __getitem__(self, key):
+        return self._rlvr_session.operator("getitem", self, key)
+
+    def __setitem__(self, key, value):
+        self._rlvr_session.call({"t": "method", "o": {"h": self._rlvr_number}, "n": "__setitem__"}, (key, value), {})
+
+    def __str__(self):
+        return self._rlvr_session.text("str", self)
+
+    def __repr__(self):
+        return self._rlvr_session.text("repr", self)
+
+    def __format__(self, spec):
+        value = self._rlvr_session.operator("format", self, spec)
+        if type(value) is not str:
+            raise TypeError("the solution's __format__ did not give a string")
+        return value
+
+
+for _name in ("lt", "le", "gt", "ge"):
     setattr(SolutionObject, f"__{_name}__", solution_comparison(_name))
+    setattr(SolutionRecord, f"__{_name}__", solution_comparison(_name))
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift", "and", "or", "xor",
               "matmul"):
     _operator = _name + "_" if _name in ("and", "or") else _name
-    setattr(SolutionObject, f"__{_name}__", solution_arithmetic(_operator))
-    setattr(SolutionObject, f"__r{_name}__", solution_arithmetic(_operator, reflected=True))
-del _name, _operator
+    for _kind in (SolutionObject, SolutionRecord):
+        setattr(_kind, f"__{_name}__", solution_arithmetic(_operator))
+        setattr(_kind, f"__r{_name}__", solution_arithmetic(_operator, reflected=True))
+del _name, _operator, _kind
+
+
+def solution_exception_text(self):
+    """`str()` of an exception of the solution's class: the text the child gave."""
+    text = vars(self).get("_rlvr_text")
+    if type(text) is str:
+        return text
+    return BaseException.__str__(self)
 
 
 class SolutionMethod:
@@ -223,8 +367,11 @@ class SolutionMethod:
 
     def __call__(self, *arguments, **keywords):
         owner = self.owner
-        return owner._rlvr_session.call({"t": "method", "o": {"h": owner._rlvr_number}, "n": self.name}, arguments,
-                                        keywords, returned=owner._rlvr_returned)
+        session = owner._rlvr_session
+        # A class's own factory (`Tree.from_list(...)`, a classmethod) builds a live instance.
+        live = session.constructs(owner)
+        return session.call({"t": "method", "o": {"h": owner._rlvr_number}, "n": self.name}, arguments,
+                            keywords, returned=not live, live=live)
 
     def __repr__(self):
         return f"<method {self.name} of the solution>"
@@ -240,13 +387,20 @@ class LiveSession:
         self.proxies = {}
         self.methods = {}  # type number -> method names (the child's word; an optimisation)
         self.handle_types = {}  # handle number -> type number
-        self.constructors = set()  # handle numbers of the class-like names the test calls
+        self.constructors = set()  # handle numbers of the solution's classes (the child's word)
+        self.records = {}  # handle number -> SolutionRecord
+        self.exception_classes = {}  # handle number -> the class made here for an exception class
+        self.snapshot_number = None  # the handle a "snapshot" reply describes afresh
+        self.comparing = False  # inside a comparison of fresh snapshots
         self.exports = []
         self.export_numbers = {}
         self.buffers = {}  # handle number -> (items not yet taken, done, next batch size)
         self.next_request = 0
         self.untrusted_comparisons = 0
         self.broken = None
+        self.forgery = False
+        self.iterator_copies = {}  # export number -> a copy of a sequence iterator being served
+        self.iterator_batches = {}  # export number -> the next batch size of another iterator
 
     # Values.
     def export(self, value):
@@ -258,7 +412,7 @@ class LiveSession:
         return {"x": number}
 
     def opaque(self, value):
-        if isinstance(value, SolutionObject):
+        if isinstance(value, (SolutionObject, SolutionRecord)):
             return {"h": value._rlvr_number}
         if isinstance(value, SolutionMethod):
             raise Unencodable("a method of the solution's object cannot be sent back to it")
@@ -298,15 +452,69 @@ class LiveSession:
                     raise Malformed("a handle number is not a number") from None
 
         def resolve(tag, number):
+            if tag == "bi":
+                if number in REFEREE_REFUSED_BUILTINS:
+                    raise Malformed(f"the builtin {number!r} is never the referee's to hand to the test")
+                return named_builtin(number)
             if tag == "x":
                 if 0 <= number < len(self.exports):
                     return self.exports[number]
                 raise Malformed(f"unknown test object {number}")
             if number < 0:
                 raise Malformed(f"handle {number}")
+            record = self.records.get(number)
+            if record is not None:
+                return record
             return self.proxy(number, returned)
 
-        return decode_values(reply.get("tab", []), values, self.classes.own(), resolve=resolve)
+        return decode_values(reply.get("tab", []), values, self.classes.own(), resolve=resolve, records=self)
+
+    # What the codec asks for the solution's records and exceptions.
+    def begin(self, class_name, number):
+        if number < 0:
+            raise Malformed(f"handle {number}")
+        if number == self.snapshot_number or number in self.proxies:
+            # A live handle described afresh: a snapshot that is not kept.
+            return SolutionRecord(self, number, class_name)
+        record = self.records.get(number)
+        if record is None or record._rlvr_class != class_name:
+            record = self.records[number] = SolutionRecord(self, number, class_name)
+        return record
+
+    def fill(self, record, state):
+        object.__setattr__(record, "_rlvr_state", state)
+
+    def exception_class(self, name, number, bases):
+        found = self.exception_classes.get(number)
+        if found is not None:
+            return found
+        chosen = tuple(base for base in bases if isinstance(base, type) and issubclass(base, BaseException))
+        namespace = {"__module__": "solution", "__str__": solution_exception_text}
+        try:
+            found = type(name, chosen or (Exception,), namespace)
+        except TypeError:
+            found = type(name, (Exception,), namespace)
+        if len(self.exception_classes) < 10_000:
+            self.exception_classes[number] = found
+        return found
+
+    def exception(self, kind, arguments, attributes, text):
+        """An exception of the solution's, rebuilt here with its class and exact arguments. A
+        class that steers control flow (StopIteration, SystemExit...) never comes as itself."""
+        if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+            raise Malformed("an exception's class is not an exception class")
+        if not issubclass(kind, Exception) or issubclass(kind, (StopIteration, StopAsyncIteration)):
+            return SolutionError(f"{kind.__name__}: {text}")
+        made_here = kind.__module__ == "solution" and kind in self.exception_classes.values()
+        try:
+            error = kind(*arguments)
+        except Exception:
+            error = kind.__new__(kind)
+            error.args = arguments
+        if made_here:
+            vars(error).update(attributes)
+            error._rlvr_text = text
+        return error
 
     def proxy(self, number, returned):
         found = self.proxies.get(number)
@@ -317,10 +525,50 @@ class LiveSession:
     def constructs(self, proxy):
         return proxy._rlvr_number in self.constructors
 
+    # Comparisons on data.
+    def snapshot(self, value):
+        """A fresh record of one of the solution's objects (its class name and attributes now),
+        or the object itself when it is not an instance of one of the solution's classes."""
+        if self.comparing and isinstance(value, SolutionRecord):
+            return value  # decoded in this comparison's snapshot already
+        self.snapshot_number = value._rlvr_number
+        try:
+            return self.request({"t": "op", "n": "snapshot", "o": {"h": value._rlvr_number}})
+        finally:
+            self.snapshot_number = None
+
+    def data_equal(self, left, right):
+        """`==` between two of the solution's objects: class name and attributes as data."""
+        outer = self.comparing
+        try:
+            first, second = self.snapshot(left), self.snapshot(right)
+            self.comparing = True
+            if isinstance(first, SolutionRecord) and isinstance(second, SolutionRecord):
+                return first._rlvr_class == second._rlvr_class and first._rlvr_state == second._rlvr_state
+            return left is right
+        finally:
+            self.comparing = outer
+
+    def data_hash(self, value):
+        """A hash that agrees with `data_equal` (unhashable when an attribute is)."""
+        outer = self.comparing
+        try:
+            record = self.snapshot(value)
+            self.comparing = True
+            if not isinstance(record, SolutionRecord):
+                return object.__hash__(value)
+            state = record._rlvr_state
+            return hash((record._rlvr_class, tuple((name, state[name]) for name in sorted(state))))
+        finally:
+            self.comparing = outer
+
     # Requests.
-    def call(self, message, arguments, keywords, returned=True, value=None):
+    def call(self, message, arguments, keywords, returned=True, value=None, live=False):
         """A call (or method call, or attribute store) in the child; the arguments' state after
-        it is written back into the test's objects."""
+        it is written back into the test's objects. `live`: a call of one of the solution's
+        classes, whose instance stays a handle."""
+        if live:
+            message["live"] = 1
         if message["t"] == "setattr":
             table, encoded, names = self.encode([value])
             message["v"] = encoded[0]
@@ -334,11 +582,11 @@ class LiveSession:
         if backs is None:
             return self.reply_value(reply, returned)
         if type(backs) is not list or not all(type(pair) is list and len(pair) == 2 for pair in backs):
-            raise self.fail("the arguments' state is malformed")
+            raise self.forged("the arguments' state is malformed")
         try:
             decoded = self.decode(reply, [reply.get("v")] + [state for _, state in backs], returned)
         except Malformed as error:
-            raise self.fail(f"the solution's answer is malformed: {error}") from None
+            raise self.forged(f"the solution's answer is malformed: {error}") from None
         result = decoded[0]
         same = reply.get("same")
         for position, ((key, _), state) in enumerate(zip(backs, decoded[1:])):
@@ -347,7 +595,7 @@ class LiveSession:
             elif type(key) is str and key in keywords:
                 original = keywords[key]
             else:
-                raise self.fail("the arguments' state names no argument")
+                raise self.forged("the arguments' state names no argument")
             write_back(original, state)
             if same == position:
                 result = original
@@ -358,7 +606,7 @@ class LiveSession:
 
     def operator(self, name, *operands):
         """`name` applied in the child; the first operand is the solution's object."""
-        returned = operands[0]._rlvr_returned
+        returned = operands[0]._rlvr_returned if isinstance(operands[0], SolutionObject) else True
         message = {"t": "op", "n": name, "o": {"h": operands[0]._rlvr_number}}
         names = None
         if len(operands) > 1:
@@ -392,11 +640,11 @@ class LiveSession:
             reply = self.exchange({"t": "next", "o": {"h": number}, "count": batch}, None)
             values = reply.get("v")
             if type(values) is not list or len(values) > batch:
-                raise self.fail("the solution's items are malformed")
+                raise self.forged("the solution's items are malformed")
             try:
                 items.extend(self.decode(reply, values, iterator._rlvr_returned))
             except Malformed as error:
-                raise self.fail(f"the solution's items are malformed: {error}") from None
+                raise self.forged(f"the solution's items are malformed: {error}") from None
             done = bool(reply.get("done"))
             batch = min(batch * 2, LIVE_NEXT_MOST)
         self.buffers[number] = (items, done, batch)
@@ -408,7 +656,7 @@ class LiveSession:
         try:
             return self.decode(reply, [reply.get("v")], returned)[0]
         except Malformed as error:
-            raise self.fail(f"the solution's answer is malformed: {error}") from None
+            raise self.forged(f"the solution's answer is malformed: {error}") from None
 
     def exchange(self, message, class_names):
         """Sends a request and waits for its answer, serving the child's callbacks meanwhile.
@@ -428,29 +676,98 @@ class LiveSession:
             kind = reply.get("t")
             if kind in ("return", "raise"):
                 if reply.get("id") != identifier:
-                    raise self.fail("the solution answered a request that was not asked")
-                if kind == "raise":
-                    raise solution_exception(reply.get("type"), reply.get("message"))
+                    raise self.forged("the solution answered a request that was not asked")
                 if type(reply.get("tab", [])) is not list:
-                    raise self.fail("the solution's answer is malformed")
+                    raise self.forged("the solution's answer is malformed")
+                self.settle(reply)
+                if kind == "raise":
+                    raise self.raised(reply)
                 return reply
             self.serve_callback(reply)
+
+    def chunk(self, number, iterator):
+        """The next items of an iterator of the test's the child asked for: from a copy, in big
+        chunks, for an iterator over a sequence (the test's own is advanced afterwards by what
+        the child took, `settle`); from the iterator itself in growing batches (1, 2, 4 ...
+        4096) otherwise, so an infinite generator is drained no further than twice what the
+        solution takes."""
+        if type(iterator) in RANGE_ITERATORS and number not in self.iterator_copies:
+            # What is left of a range is a range: it crosses whole, and the child walks it.
+            _, (whole,), position = iterator.__reduce__()
+            self.iterator_copies[number] = None
+            return whole[position:], True
+        if type(iterator) in SEQUENCE_ITERATORS:
+            copied = self.iterator_copies.get(number)
+            if copied is None and number in self.iterator_copies:
+                return [], True
+            if copied is None:
+                copied = self.iterator_copies[number] = [copy_module().copy(iterator), LIVE_SEQUENCE_FIRST]
+            size = copied[1]
+            copied[1] = min(size * 8, LIVE_SEQUENCE_MOST)
+            items = list(itertools_module().islice(copied[0], size))
+            return items, len(items) < size
+        batch = self.iterator_batches.get(number, LIVE_NEXT_FIRST)
+        self.iterator_batches[number] = min(batch * 2, LIVE_NEXT_MOST)
+        items = list(itertools_module().islice(iterator, batch))
+        return items, len(items) < batch
+
+    def settle(self, reply):
+        """Advances each of the test's sequence iterators by what the child says it took."""
+        used = reply.get("used")
+        if used is None:
+            return
+        if type(used) is not list or not all(type(pair) is list and len(pair) == 2 and type(pair[0]) is int
+                                             and type(pair[1]) is int and pair[1] >= 0 for pair in used):
+            raise self.forged("the solution's account of the test's iterators is malformed")
+        for number, taken in used:
+            if not 0 <= number < len(self.exports):
+                raise self.forged("the solution took items of an iterator the test never sent")
+            iterator = self.exports[number]
+            if type(iterator) in SEQUENCE_ITERATORS and taken:
+                collections.deque(itertools_module().islice(iterator, taken), maxlen=0)
+            self.iterator_copies.pop(number, None)
+
+    def raised(self, reply):
+        """What a solution call raised: its exception rebuilt here when it crossed as a value
+        (its class hierarchy and exact arguments), else by its type's name."""
+        if "v" in reply:
+            try:
+                error = self.decode(reply, [reply["v"]], True)[0]
+            except Malformed as malformed:
+                return self.forged(f"the solution's exception is malformed: {malformed}")
+            if isinstance(error, BaseException):
+                return error
+            return self.forged("the solution raised something that is not an exception")
+        error = solution_exception(reply.get("type"), reply.get("message"))
+        if isinstance(error, SolutionEnded):
+            return self.forged(str(error))
+        return error
 
     def receive(self):
         if self.broken is not None:
             raise SolutionEnded(self.broken)
         try:
             reply = self.channel.receive()
+        except Forged as forged:
+            self.broken = str(forged)
+            self.forgery = True
+            raise
         except SolutionEnded as ended:
             self.broken = str(ended)
             raise
         if type(reply) is not dict:
-            raise self.fail("a message from the solution is not an object")
+            raise self.forged("a message from the solution is not an object")
         return reply
 
     def fail(self, reason):
         self.broken = reason
         return SolutionEnded(reason)
+
+    def forged(self, reason):
+        """The child sent what no honest child sends: the test fails, and it is reported."""
+        self.broken = reason
+        self.forgery = True
+        return Forged(reason)
 
     def serve_callback(self, message):
         """The child calls a function (or advances an iterator) of the test's."""
@@ -472,46 +789,50 @@ class LiveSession:
                 reply = {"t": "return", "v": encoded[0], "tab": table}
             elif kind == "next":
                 iterator = self.decode(message, [message.get("o")], True)[0]
-                if isinstance(iterator, SolutionObject) or not hasattr(type(iterator), "__next__"):
+                if isinstance(iterator, (SolutionObject, SolutionRecord)) or not hasattr(type(iterator), "__next__"):
                     raise Malformed("only the test's iterators can be advanced")
-                try:
-                    items, done = [next(iterator)], False
-                except StopIteration:
-                    items, done = [], True
-                table, encoded, _ = self.encode(items)
-                reply = {"t": "return", "v": encoded, "tab": table, "done": done}
+                items, done = self.chunk(message["o"]["x"], iterator)
+                table, encoded, _ = self.encode([items])
+                reply = {"t": "return", "v": encoded[0], "tab": table, "done": done,
+                         "sequence": type(iterator) in SEQUENCE_ITERATORS}
             else:
                 raise Malformed(f"the solution sent {kind!r} where an answer was expected")
         except Malformed as error:
-            raise self.fail(f"the solution's callback is malformed: {error}") from None
+            raise self.forged(f"the solution's callback is malformed: {error}") from None
         except (SolutionEnded, NotData):
             raise
         except Exception as error:
             reply = {"t": "raise", "type": type(error).__name__, "message": exception_text(error)}
+            if type(error).__module__ == "builtins" and type(error.args) is tuple:
+                try:
+                    table, encoded, _ = self.encode([error.args])
+                    reply.update(a=encoded[0], tab=table)
+                except Exception:
+                    pass
         reply["id"] = identifier
         self.channel.send(reply)
 
 
-def builtin_reference(value):
-    """A builtin function or type, a method of a builtin type, or a `math` function the test
-    passes as an argument (`key=len`, `int`, `str.lower`) is sent by name (`{"bi": name}`): the
-    child has its own, and calling back once per element would cost a round trip each."""
-    kind = type(value)
-    try:
-        if kind is types.BuiltinFunctionType:
-            module = value.__module__
-            if module in ("builtins", "math") and getattr(sys.modules.get(module), value.__name__, None) is value:
-                return {"bi": value.__name__ if module == "builtins" else f"math.{value.__name__}"}
-        elif isinstance(value, type):
-            if getattr(builtins, value.__name__, None) is value:
-                return {"bi": value.__name__}
-        elif kind in (types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType):
-            owner = value.__objclass__
-            if getattr(builtins, owner.__name__, None) is owner and getattr(owner, value.__name__, None) is value:
-                return {"bi": f"{owner.__name__}.{value.__name__}"}
-    except Exception:
-        pass
-    return None
+# Iterators over a sequence whose remaining items a copy gives without advancing them: sent in
+# big chunks, the test's own iterator advanced afterwards by what the solution took.
+SEQUENCE_ITERATORS = frozenset(type(iterator) for iterator in (
+    iter([]), iter(()), iter(range(0)), iter(range(1 << 64, (1 << 64) + 1)), iter(""), iter("\u00e9"), iter(b""),
+    iter(bytearray()), iter({}), iter({}.values()), iter({}.items()), reversed([]), reversed(range(0))))
+RANGE_ITERATORS = frozenset((type(iter(range(0))), type(iter(range(1 << 64, (1 << 64) + 1)))))
+LIVE_SEQUENCE_FIRST = 1024
+LIVE_SEQUENCE_MOST = 1 << 20
+
+
+def copy_module():
+    import copy
+
+    return copy
+
+
+def itertools_module():
+    import itertools
+
+    return itertools
 
 
 def solution_exception(name, message):
@@ -532,7 +853,7 @@ def solution_exception(name, message):
 def write_back(target, value):
     """Moves `value` (the decoded state of an argument after a call) into the test's `target`."""
     kind = type(target)
-    if kind is not type(value):
+    if kind is not type(value) or target is value:
         return
     if kind is list or kind is bytearray:
         target[:] = value
@@ -542,6 +863,14 @@ def write_back(target, value):
     elif kind is collections.deque:
         target.clear()
         target.extend(value)
-    elif hasattr(target, "__dict__") and kind.__module__ == "__main__":
-        target.__dict__.clear()
-        target.__dict__.update(value.__dict__)
+    elif kind.__module__ == "numpy" and kind.__name__ == "ndarray":
+        if target.shape == value.shape and target.dtype == value.dtype and target.flags.writeable:
+            target[...] = value
+    elif kind.__module__ == "__main__":
+        state = instance_state(value, kind)
+        if state is None:
+            return
+        if hasattr(target, "__dict__"):
+            target.__dict__.clear()
+        for name, item in state.items():
+            object.__setattr__(target, name, item)

@@ -5,10 +5,23 @@
 CONVENTIONAL_MODULES = {"np": "numpy", "pd": "pandas"}
 
 
+# A name the solution defines that is also a builtin or a name the prelude imports is the
+# solution's where the test applies it to its own values and the referee's where the test
+# applies it to something computed: each such use site is rewritten to one of two hidden names
+# (one leading underscore: a class body would mangle two).
+SOLUTION_SITE = "_rlvr_solution_site_"
+REFEREE_SITE = "_rlvr_referee_site_"
+SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+               ast.GeneratorExp)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# Builtins whose result, over the test's own values, is the test's own values again.
+LOOP_BUILTINS = frozenset(("range", "enumerate", "zip", "reversed", "sorted", "list", "tuple", "set", "iter"))
+
+
 class Trust:
     """What the prelude binds, by kind: modules and helpers (always the referee's), imported
-    names (the referee's unless one is a test's entry point), and the helper classes values may
-    be decoded into."""
+    names (the solution's where it defines them, per use site), and the helper classes values
+    may be decoded into."""
 
     def __init__(self, prelude_source, namespace):
         self.modules, self.helpers, self.imported = set(), set(), set()
@@ -26,6 +39,237 @@ class Trust:
                 {"module": self.modules, "helper": self.helpers, "imported": self.imported}[kind].add(name)
         self.builtins = frozenset(dir(builtins))
         self.helper_classes = {name: namespace[name] for name in self.helpers if isinstance(namespace.get(name), type)}
+        # Names that are never the solution's: the judge's tools.
+        self.reserved = self.modules | self.helpers | set(CONVENTIONAL_MODULES)
+        # Names whose use sites are decided one by one.
+        self.shared = {name for name in self.builtins | self.imported if not name.startswith("__")} - self.reserved
+
+
+def scope_bindings(node):
+    """`(bound, declared global)`: the names a function, lambda, comprehension or module binds
+    in its own scope (nested functions' and classes' bodies excluded)."""
+    bound, declared = set(), set()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        arguments = node.args
+        for argument in arguments.posonlyargs + arguments.args + arguments.kwonlyargs + [arguments.vararg,
+                                                                                          arguments.kwarg]:
+            if argument is not None:
+                bound.add(argument.arg)
+        pending = list(node.body) if isinstance(node.body, list) else [node.body]
+    elif isinstance(node, COMPREHENSIONS):
+        pending = []
+        for generator in node.generators:
+            pending.append(generator.target)
+            pending.extend(generator.ifs)
+        pending.extend([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])
+        pending.extend(generator.iter for generator in node.generators[1:])
+    else:
+        pending = list(node.body)
+    while pending:
+        child = pending.pop()
+        if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
+            bound.add(child.id)
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(child.name)
+            pending.extend(child.decorator_list)
+            if not isinstance(child, ast.ClassDef):
+                pending.extend(child.args.defaults + [d for d in child.args.kw_defaults if d is not None])
+            else:
+                pending.extend(child.bases)
+            continue
+        elif isinstance(child, (ast.Import, ast.ImportFrom)):
+            for alias in child.names:
+                if alias.name == "*":
+                    module = import_for_names(child.module)
+                    bound.update(name for name in dir(module) if not name.startswith("_"))
+                else:
+                    bound.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(child, ast.ExceptHandler) and child.name:
+            bound.add(child.name)
+        elif isinstance(child, ast.Global):
+            declared.update(child.names)
+        elif isinstance(child, ast.Nonlocal):
+            pass
+        if isinstance(child, SCOPE_NODES):
+            # Its first iterable is evaluated here; its body is its own scope.
+            if isinstance(child, COMPREHENSIONS):
+                pending.append(child.generators[0].iter)
+            elif isinstance(child, ast.Lambda):
+                pending.extend(child.args.defaults + [d for d in child.args.kw_defaults if d is not None])
+            continue
+        pending.extend(ast.iter_child_nodes(child))
+    return bound - declared, declared
+
+
+def import_for_names(name):
+    """A module a test star-imports, for the names it binds (only the pure standard ones)."""
+    if name in CODEC_STANDARD_MODULES:
+        try:
+            return __import__(name, fromlist=["*"])
+        except Exception:
+            pass
+    return None
+
+
+def tainted_names(tree, loop_builtins=frozenset()):
+    """Names bound, anywhere in the test, from something computed: a call's result, a function's
+    parameter, or a name bound so (a small, flow-insensitive taint analysis). A loop over the
+    referee's own builtin applied to the test's values (`for x in range(1, 5)`: a loop iterable
+    is always the referee's) binds the test's values."""
+    tainted = set()
+    bindings = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            tainted.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            tainted.add(node.name)
+        elif isinstance(node, ast.Assign):
+            bindings.append((node.targets, node.value))
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and node.value is not None:
+            bindings.append(([node.target], node.value))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            iterable = node.iter
+            if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
+                    and iterable.func.id in loop_builtins):
+                iterable = ast.Tuple([*iterable.args, *(keyword.value for keyword in iterable.keywords)], ast.Load())
+            bindings.append(([node.target], iterable))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            bindings.append(([node.optional_vars], node.context_expr))
+    pending = [(targets, value, {child.id for target in targets for child in ast.walk(target)
+                                 if isinstance(child, ast.Name)}) for targets, value in bindings]
+    changed = True
+    while changed:
+        changed = False
+        for _, value, names in pending:
+            if not names <= tainted and computed(value, tainted):
+                tainted |= names
+                changed = True
+    return tainted
+
+
+def computed(expression, tainted):
+    """Whether an expression holds a call or a tainted name."""
+    for node in ast.walk(expression):
+        if isinstance(node, ast.Call) or isinstance(node, ast.Name) and node.id in tainted:
+            return True
+    return False
+
+
+class NameSites(ast.NodeTransformer):
+    """Rewrites each use of a shared name (a builtin's or a prelude import's) that reads the
+    global: to the solution's hidden name where the test applies it to its own values or
+    passes it bare, to the referee's where a call's arguments hold something computed, or where
+    it makes the iterable a loop of the test walks."""
+
+    def __init__(self, trust, module_bound, tainted):
+        self.shared = trust.shared - module_bound
+        self.tainted = tainted
+        self.scopes = []  # (bound names, is a class body)
+        self.used = set()
+
+    def resolves_to_global(self, name):
+        for position, (bound, is_class) in enumerate(reversed(self.scopes)):
+            if name in bound and (not is_class or position == 0):
+                return False
+        return True
+
+    def site(self, node, referee):
+        name = node.id
+        if node.id not in self.shared or not isinstance(node.ctx, ast.Load) or not self.resolves_to_global(name):
+            return node
+        self.used.add(name)
+        return ast.copy_location(ast.Name((REFEREE_SITE if referee else SOLUTION_SITE) + name, ast.Load()), node)
+
+    def visit_Name(self, node):
+        return self.site(node, referee=False)
+
+    def visit_Call(self, node):
+        function = node.func
+        if isinstance(function, ast.Name):
+            arguments = list(node.args) + [keyword.value for keyword in node.keywords]
+            referee = any(computed(argument, self.tainted) for argument in arguments)
+            node.func = self.site(function, referee)
+        return self.generic_visit(node)
+
+    def loop_iterable(self, iterable):
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
+            iterable.func = self.site(iterable.func, referee=True)
+
+    def visit_For(self, node):
+        self.loop_iterable(node.iter)
+        return self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_comprehension(self, node):
+        self.loop_iterable(node.iter)
+        return self.generic_visit(node)
+
+    def scoped(self, node, is_class=False):
+        bound = scope_bindings(node)[0] if not is_class else class_bindings(node)
+        self.scopes.append((bound, is_class))
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.scopes.pop()
+
+    def visit_FunctionDef(self, node):
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        return self.scoped(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_Lambda = scoped
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = scoped
+
+    def visit_ClassDef(self, node):
+        return self.scoped(node, is_class=True)
+
+
+def class_bindings(node):
+    return scope_bindings(ast.Module(body=node.body, type_ignores=[]))[0]
+
+
+def rewrite_names(tree, trust):
+    """The test with each use site of a shared name decided; returns the shared names used."""
+    module_bound, declared = scope_bindings(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            declared.update(node.names)
+    loop_builtins = (trust.shared - module_bound - declared) & LOOP_BUILTINS
+    sites = NameSites(trust, module_bound | declared, tainted_names(tree, loop_builtins))
+    sites.visit(tree)
+    ast.fix_missing_locations(tree)
+    return sites.used
+
+
+class FirstFreeName(ast.NodeVisitor):
+    """The first name, in reading order, that the test reads without binding it and that is
+    neither a builtin nor one of the judge's tools: the function the prompt asked for."""
+
+    def __init__(self, own, trust):
+        self.own, self.trust, self.found = own, trust, None
+
+    def visit_Name(self, node):
+        name = node.id
+        if name.startswith(SOLUTION_SITE):
+            name = name[len(SOLUTION_SITE):]
+            if name in self.trust.builtins:
+                return
+        elif name.startswith(REFEREE_SITE) or name in self.trust.builtins:
+            return
+        if (self.found is None and isinstance(node.ctx, ast.Load) and name not in self.own
+                and name not in self.trust.reserved):
+            self.found = name
+
+
+def entry_point(tree, trust):
+    """The test's entry point (after `rewrite_names`). When the prelude imports a name of that
+    spelling (`gcd`), the test asks for the solution's at its solution sites: a solution that
+    defines none fails there rather than borrowing the prelude's."""
+    finder = FirstFreeName(bound_names(tree), trust)
+    finder.visit(tree)
+    return finder.found
 
 
 def bound_names(tree):
@@ -46,39 +290,6 @@ def bound_names(tree):
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             names.update(node.names)
     return names
-
-
-class CallOrder(ast.NodeVisitor):
-    """Names called directly (`name(...)`), in the order the source reads them."""
-
-    def __init__(self):
-        self.called = []
-
-    def visit_Call(self, node):
-        if isinstance(node.func, ast.Name):
-            self.called.append(node.func.id)
-        self.generic_visit(node)
-
-
-def entry_point(tree, trust):
-    """The first name the test calls that is neither the test's, a builtin, a module nor a
-    helper: the function the prompt asked for. When the prelude imports a name of that spelling
-    (`gcd`), the test means the solution's."""
-    own = bound_names(tree)
-    order = CallOrder()
-    order.visit(tree)
-    for name in order.called:
-        if name in own or name in trust.builtins or name in trust.modules or name in trust.helpers:
-            continue
-        return name
-    return None
-
-
-def class_like(name):
-    """A CapWords name by Python's convention (`Solution`, `LRUCache`): what calling it returns
-    is an instance the test built, whose methods the test calls on purpose. Decided on the
-    test's text alone, never on what the response defines."""
-    return name[:1].isupper() and not name.isupper()
 
 
 class TestClasses:
@@ -112,11 +323,12 @@ class TestClasses:
 
 
 class TestNamespace(dict):
-    """The test's globals. A name the test does not bind and the prelude does not either is
-    looked up here on first use: the solution's (a stand-in), or a conventional module alias
-    (`np`, `pd`: the referee's own numpy and pandas, as the reference preludes bind them). Names
-    of builtins are never the solution's: `__missing__` is asked before builtins are, so it
-    refuses them."""
+    """The test's globals. A name the test does not bind is looked up here on first use (before
+    builtins are): a hidden use-site name (the solution's or the referee's version of a shared
+    name), a conventional module alias (`np`, `pd`: the referee's own numpy and pandas, as the
+    reference preludes bind them), or a name the solution defines (a stand-in, its standard
+    object, or its value read when the test reads it). Every one is resolved by name alone,
+    whatever the order of calls, as exec(prelude + solution + test) would bind it."""
 
     def __missing__(self, name):
         module = CONVENTIONAL_MODULES.get(name)
@@ -125,49 +337,107 @@ class TestNamespace(dict):
             self[name] = value
             return value
         solution = dict.get(self, "__rlvr_solution__")
-        if solution is not None and name not in solution.trust.builtins:
-            value = solution.lookup(name)
-            if value is not None:
-                return value
+        if name.startswith(REFEREE_SITE):
+            found = self[name] = self.referees(name[len(REFEREE_SITE):])
+            return found
+        if name.startswith(SOLUTION_SITE):
+            shared = name[len(SOLUTION_SITE):]
+            if solution is not None and shared in solution.names:
+                found, keep = solution.lookup(shared)
+                if found is not NOT_FOUND:
+                    if keep:
+                        self[name] = found
+                    return found
+            if solution is not None and shared == solution.entry and shared in solution.trust.imported:
+                # `assert gcd(4, 6) == 2` asks for the solution's gcd, never the prelude's.
+                found = self[name] = MissingName(shared)
+                return found
+            found = self[name] = self.referees(shared)
+            return found
+        if solution is not None and name not in solution.trust.reserved:
+            found, _ = solution.lookup(name)
+            if found is not NOT_FOUND:
+                return found
         raise KeyError(name)
+
+    def referees(self, name):
+        base = dict.get(self, "__rlvr_base__")
+        if name in base:
+            return base[name]
+        try:
+            return getattr(builtins, name)
+        except AttributeError:
+            raise NameError(f"name {name!r} is not defined") from None
+
+
+NOT_FOUND = object()
 
 
 class SolutionNames:
-    """What the child said its module defines, turned into stand-ins on first use."""
+    """What the child said its module defines, turned into the referee's objects on first use:
+    stand-ins for its functions and classes, the referee's own copy of a standard object it
+    imported, classes made here for its exception classes."""
 
-    def __init__(self, session, trust, names, namespace):
-        self.session, self.trust, self.names, self.namespace = session, trust, names, namespace
+    def __init__(self, session, trust, names, entry):
+        self.session, self.trust, self.names, self.entry = session, trust, names, entry
+        self.resolved = {}
 
     def lookup(self, name):
+        """`(value, keep)`: the solution's `name` (`NOT_FOUND` when it defines none); `keep`
+        when the namespace may keep it (a value is read again each time the test reads it)."""
+        if name in self.resolved:
+            return self.resolved[name], True
         described = self.names.get(name)
         if type(described) is not list or not described:
-            return None
+            return NOT_FOUND, False
         kind = described[0]
-        if kind == "callable" and len(described) == 3 and type(described[1]) is dict:
-            value = self.stand_in(name, described)
-        elif kind == "module" and len(described) == 2 and type(described[1]) is str:
+        if kind in ("callable", "class", "std") and len(described) >= 3 and type(described[1]) is dict:
+            value = self.standard(described) if kind == "std" else None
+            if value is None:
+                value = self.stand_in(name, described)
+                if kind == "class":
+                    self.session.constructors.add(value._rlvr_number)
+        elif kind == "exception" and len(described) == 3 and type(described[2]) is dict:
             try:
-                value = __import__(described[1], fromlist=["*"])
+                value = self.session.decode(described[2], [described[1]], True)[0]
+            except Malformed as error:
+                raise self.session.forged(f"the solution's names are malformed: {error}") from None
+            if not (isinstance(value, type) and issubclass(value, BaseException)):
+                raise self.session.forged(f"the solution's {name!r} is not an exception class")
+        elif kind == "module" and len(described) == 2 and type(described[1]) is str:
+            if described[1] not in CODEC_STANDARD_MODULES:
+                # A module the referee does not take from a child (os, sys...): the child's.
+                return self.session.request({"t": "global", "n": name}), False
+            try:
+                value = __import__(described[1])
             except Exception:
-                return None
+                return self.session.request({"t": "global", "n": name}), False
         elif kind == "value":
             # Read when the test reads it: the solution may change it between calls.
-            return self.session.request({"t": "global", "n": name}, returned=not class_like(name))
+            return self.session.request({"t": "global", "n": name}), False
         else:
-            raise self.session.fail(f"the solution described {name!r} in a way no child does")
-        self.namespace[name] = value
-        return value
+            raise self.session.forged(f"the solution described {name!r} in a way no child does")
+        self.resolved[name] = value
+        return value, True
+
+    def standard(self, described):
+        """The referee's own copy of a standard object the child says the name holds: taken only
+        from the pure modules, never a callable that touches the process."""
+        if len(described) != 5:
+            return None
+        try:
+            return named_builtin(f"{described[3]}.{described[4]}") if type(described[3]) is str else None
+        except Malformed:
+            return None
 
     def stand_in(self, name, described):
         atom, types_part = described[1], described[2]
         try:
             value = self.session.decode(dict(types_part, tab=[]), [atom], returned=False)[0]
         except Malformed as error:
-            raise self.session.fail(f"the solution's names are malformed: {error}") from None
+            raise self.session.forged(f"the solution's names are malformed: {error}") from None
         if not isinstance(value, SolutionObject):
-            raise self.session.fail(f"the solution's {name!r} is not a handle")
-        if class_like(name):
-            self.session.constructors.add(value._rlvr_number)
+            raise self.session.forged(f"the solution's {name!r} is not a handle")
         return value
 
 
@@ -188,7 +458,7 @@ class Channel:
             try:
                 return json.loads(data.decode("utf-8", "surrogatepass"))
             except (ValueError, RecursionError, MemoryError):
-                raise SolutionEnded("a message from the solution is not JSON") from None
+                raise Forged("a message from the solution is not JSON") from None
         if operation == "ended":
             raise SolutionEnded(str(header.get("reason", "the solution's process ended")))
         raise SolutionEnded(f"the engine sent {operation!r} during a test")
@@ -203,9 +473,13 @@ class Job:
         for text in tests:
             try:
                 tree = ast.parse(text, "<test>")
+                rewrite_names(tree, trust)
                 self.tests.append((compile(tree, "<test>", "exec", dont_inherit=True), entry_point(tree, trust)))
             except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as error:
                 self.tests.append((None, f"{type(error).__name__}: {error}"))
+            except Exception as error:
+                # The referee's own failure to prepare a test: that test is an error, never a pass.
+                self.tests.append((None, f"the referee could not prepare it ({type(error).__name__}: {error})"))
 
     def run(self, index):
         """Runs test `index` against the child on the channel; returns the verdict frame."""
@@ -220,14 +494,19 @@ class Job:
             ready = session.receive()
             names = ready.get("names") if ready.get("t") == "ready" else None
             if type(names) is not dict:
-                raise session.fail("the solution's first message is not the list of its names")
-            solution = SolutionNames(session, self.trust, names, namespace)
+                raise session.forged("the solution's first message is not the list of its names")
+            solution = SolutionNames(session, self.trust, names, entry)
             dict.__setitem__(namespace, "__rlvr_solution__", solution)
-            if entry in self.trust.imported:
-                # `assert gcd(4, 6) == 2` asks for the solution's gcd, never the prelude's.
-                stand_in = solution.lookup(entry) if entry in names else None
-                namespace[entry] = stand_in if stand_in is not None else MissingName(entry)
+            dict.__setitem__(namespace, "__rlvr_base__", self.base)
+            for name in names:
+                # A prelude import the solution redefines is the solution's where the test
+                # reads it plainly (a name the test binds itself, at module level).
+                if type(name) is str and name in self.trust.imported and name not in self.trust.reserved:
+                    dict.pop(namespace, name, None)
             exec(code, namespace)
+            if session.broken is not None:
+                # The test caught what ended the exchange (a bare `except:`): still not a pass.
+                raise SolutionEnded(session.broken)
             outcome = "pass"
         except AssertionError as error:
             outcome, detail = "fail", assertion_detail(error)
@@ -239,7 +518,8 @@ class Job:
             detail = f"the solution raised {error}"
         except BaseException as error:
             detail = f"{type(error).__name__}: {exception_text(error)}"
-        return {"outcome": outcome, "detail": detail[:1000], "untrusted_comparisons": session.untrusted_comparisons}
+        return {"outcome": outcome, "detail": detail[:1000], "untrusted_comparisons": session.untrusted_comparisons,
+                "forged": session.forgery}
 
 
 def assertion_detail(error):

@@ -17,14 +17,21 @@
 # Fraction, {"dec": text} Decimal, {"date": iso}, {"datetime": iso}, {"time": iso},
 # {"td": [days, seconds, microseconds]} timedelta, {"range": [start, stop, step]},
 # {"h": n} / {"x": n} handles (above), {"bi": name} a builtin the test passed (`len`, `str.lower`,
-# `math.sqrt`: the solution's side uses its own).
+# `math.sqrt`: the solution's side uses its own), {"np": [dtype, value]} a numpy scalar.
 # Table entries: ["list", [v...]], ["tuple", [v...]], ["dict", [k, v, ...]], ["set", [v...]],
 # ["frozenset", [v...]], ["bytearray", hex], ["deque", [v...], maxlen], ["Counter", [k, v, ...]],
+# ["ndarray", dtype, [size...], [atom...]] a numpy array of a plain dtype (its values flat),
 # ["OrderedDict", [k, v, ...]], ["defaultdict", factory, [k, v, ...]],
 # ["namedtuple", type name, [field...], [v...]], ["dict_keys", [k...]], ["dict_values", [v...]],
-# ["dict_items", [k, v, ...]], ["object", class name, [attribute, v, ...]].
-# An enum member is encoded as its value; a numpy array or scalar, when asked, as its nested
-# lists or the Python number it holds.
+# ["dict_items", [k, v, ...]], ["object", class name, [attribute, v, ...]] (instance attributes
+# and `__slots__` values), and from the solution's side only: ["record", class name, handle,
+# [attribute, v, ...]] an instance of one of the solution's classes as data (it keeps its handle
+# for `len`, `iter`, `str`...), ["exctype", class name, handle, [base...]] an exception class of
+# the solution's (its bases: builtin exception classes by name or other such entries),
+# ["exception", class, [argument...], [attribute, v, ...], text] an exception.
+# An enum member is encoded as its value; a numpy array or scalar of another dtype, when asked,
+# as its nested lists or the Python value it holds. A receiver without numpy decodes numpy
+# values as nested lists and plain values.
 
 CODEC_MAX_NODES = 4_000_000
 CODEC_BIG_INTEGER = 10 ** 4000
@@ -33,6 +40,171 @@ CODEC_FACTORIES = {"list": list, "int": int, "set": set, "dict": dict, "str": st
 # Element types whose values are JSON as they are: a list of only these needs no walk.
 CODEC_PLAIN_ELEMENTS = frozenset((int, float, str, bool, type(None)))
 CODEC_NAMEDTUPLE_FIELDS = 256
+
+
+# Standard modules whose functions and classes are pure: a builtin or an object of these the one
+# side names (`{"bi": "math.sqrt"}`, `{"bi": "fractions.Fraction"}`) is the other side's own.
+CODEC_STANDARD_MODULES = frozenset(("math", "cmath", "fractions", "decimal", "collections", "itertools", "functools",
+                                    "heapq", "bisect", "operator", "string", "re", "datetime", "statistics",
+                                    "typing", "numbers", "enum", "dataclasses", "copy", "array", "numpy", "pandas"))
+# Names of callables of those modules that touch the process (files, global settings, random
+# state): never taken as the standard object, whatever a side claims.
+CODEC_PROCESS_NAMES = ("set", "seed", "save", "load", "read", "write", "open", "reset", "purge", "register",
+                       "unregister", "option", "get_option", "describe_option", "memmap", "fromfile", "tofile",
+                       "genfromtxt", "fromregex", "getcontext", "localcontext", "show", "test", "info", "lookfor",
+                       "source", "who", "disp", "deprecate", "to_pickle", "datasource", "get_include", "errstate",
+                       "geterr", "printoptions", "get_printoptions", "ctypes", "lib", "testing", "random", "eval",
+                       "api", "io", "plotting", "core", "compat", "excelwriter", "hdfstore", "global")
+
+
+def standard_name_allowed(module_name, name):
+    """A standard object that may be taken as the other side's own: an allowlisted module, a
+    plain public name, nothing that touches the process."""
+    if module_name not in CODEC_STANDARD_MODULES or type(name) is not str or not name.isidentifier():
+        return False
+    lowered = name.lower()
+    return not name.startswith("_") and not lowered.startswith(CODEC_PROCESS_NAMES)
+
+
+def builtin_reference(value):
+    """A builtin function or type, a method of a builtin type, or a public function or class of
+    a pure standard module (`key=len`, `int`, `str.lower`, `math.sqrt`, `collections.Counter`)
+    is sent by name (`{"bi": name}`): the receiver uses its own."""
+    kind = type(value)
+    try:
+        if kind is types.BuiltinFunctionType or kind is types.FunctionType or isinstance(value, type):
+            module = value.__module__
+            name = value.__name__
+            if module == "builtins":
+                if getattr(builtins, name, None) is value:
+                    return {"bi": name}
+                return None
+            for candidate in (module, *sorted(CODEC_STANDARD_MODULES)):
+                found = sys.modules.get(candidate)
+                if (found is not None and standard_name_allowed(candidate, name)
+                        and getattr(found, name, None) is value):
+                    return {"bi": f"{candidate}.{name}"}
+        elif kind in (types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType):
+            owner = value.__objclass__
+            if getattr(builtins, owner.__name__, None) is owner and getattr(owner, value.__name__, None) is value:
+                return {"bi": f"{owner.__name__}.{value.__name__}"}
+    except Exception:
+        pass
+    return None
+
+
+def named_builtin(name):
+    """The object a `{"bi": name}` names on this side: a builtin, a builtin type's method, or a
+    public name of a pure standard module (imported here if need be)."""
+    if type(name) is not str or len(name) > 100:
+        raise Malformed("a builtin's name is malformed")
+    owner_name, _, attribute = name.rpartition(".")
+    found = None
+    if not owner_name:
+        found = getattr(builtins, attribute, None)
+    elif owner_name in CODEC_STANDARD_MODULES:
+        if standard_name_allowed(owner_name, attribute):
+            try:
+                module = sys.modules.get(owner_name) or __import__(owner_name)
+            except Exception:
+                module = None
+            found = getattr(module, attribute, None)
+    else:
+        owner = getattr(builtins, owner_name, None)
+        found = getattr(owner, attribute, None) if isinstance(owner, type) else None
+    if found is None or not callable(found):
+        raise Malformed(f"unknown builtin {name!r}")
+    return found
+
+
+def slot_names(kind):
+    """The `__slots__` names of a class and its bases that hold values (member descriptors)."""
+    names = []
+    for base in kind.__mro__:
+        for name, attribute in vars(base).items():
+            if type(attribute) is types.MemberDescriptorType and name not in names:
+                names.append(name)
+    return names
+
+
+def instance_state(value, kind):
+    """An instance's attributes: its `__dict__` (when it has one) and its slots' values, read
+    without running any of its class's code. None when neither holds anything readable."""
+    state = {}
+    try:
+        attributes = object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        attributes = None
+    if attributes is not None:
+        if type(attributes) is not dict:
+            return None
+        state.update(dict.items(attributes))
+    elif not slot_names(kind):
+        return None
+    for name in slot_names(kind):
+        if name in ("__dict__", "__weakref__"):
+            continue
+        descriptor = None
+        for base in kind.__mro__:
+            if name in vars(base):
+                descriptor = vars(base)[name]
+                break
+        try:
+            state[name] = descriptor.__get__(value, kind)
+        except AttributeError:
+            pass
+    return state
+
+
+# Numpy dtypes that cross as numpy (booleans, integers, floats, complex numbers, text, bytes),
+# named by their `dtype.str` (`<i8`, `|b1`, `<U5`); anything else (objects, records) does not.
+CODEC_NUMPY_KINDS = "biufcUS"
+
+
+def numpy_dtype(value):
+    """The `dtype.str` of a numpy array or scalar of a plain kind (exact numpy types only), or None."""
+    try:
+        numpy = sys.modules.get("numpy")
+        kind = type(value)
+        if numpy is None or kind is not numpy.ndarray and not (isinstance(value, numpy.generic)
+                                                               and kind.__module__ == "numpy"):
+            return None
+        dtype = value.dtype
+        return dtype.str if dtype.kind in CODEC_NUMPY_KINDS and type(dtype.str) is str else None
+    except Exception:
+        return None
+
+
+def numpy_value(dtype, shape, values):
+    """A numpy array (or, with shape None, a scalar) this side builds from plain values; nested
+    lists (or the plain value) when numpy is not importable here."""
+    try:
+        import numpy
+    except Exception:
+        numpy = None
+    if type(dtype) is not str or len(dtype) > 20:
+        raise Malformed("a numpy dtype must be a short string")
+    if numpy is not None:
+        try:
+            made = numpy.dtype(dtype)
+        except (TypeError, ValueError):
+            raise Malformed(f"unknown numpy dtype {dtype!r}") from None
+        if made.kind not in CODEC_NUMPY_KINDS or made.str != dtype:
+            raise Malformed(f"numpy dtype {dtype!r} is not a plain one")
+    if shape is None:
+        return values if numpy is None else made.type(values)
+    if type(shape) is not list or len(shape) > 32 or not all(type(size) is int and size >= 0 for size in shape):
+        raise Malformed("a numpy shape must be a list of sizes")
+    count = 1
+    for size in shape:
+        count *= size
+    if type(values) is not list or len(values) != count:
+        raise Malformed("a numpy array's values do not fill its shape")
+    if numpy is not None:
+        return numpy.array(values, dtype=made).reshape(shape)
+    for size in reversed(shape[1:]):
+        values = [values[start:start + size] for start in range(0, len(values), size)] if size else []
+    return values
 
 
 class Unencodable(Exception):
@@ -136,13 +308,17 @@ def namedtuple_fields(kind):
     return fields
 
 
-def encode_values(values, classes, numpy_as_plain=False, opaque=None):
+def encode_values(values, classes, numpy_as_plain=False, opaque=None, record=None):
     """Encodes a list of values sharing one table. Returns `(table, encoded values)`.
 
     A value that is not data goes to `opaque(value)`, which returns the handle atom to use, or
     raises `Unencodable` (without `opaque`, every such value does). With `numpy_as_plain` (the
     solution's side), a numpy array is sent as its nested lists and a numpy scalar as the
-    Python number it holds: the test side compares them as the test would (`np.allclose`, `==`)."""
+    Python number it holds: the test side compares them as the test would (`np.allclose`, `==`).
+    With `record(value)` (the solution's side), an instance of one of the solution's classes for
+    which it gives a handle number is a record (its class name and attributes, as data), an
+    exception crosses with its class and arguments, and an exception class of the solution's as
+    its name and bases."""
     collections = codec_collections()
     deque_type, counter_type = collections.deque, collections.Counter
     ordered_type, default_type = collections.OrderedDict, collections.defaultdict
@@ -186,15 +362,19 @@ def encode_values(values, classes, numpy_as_plain=False, opaque=None):
         if kind in (list, tuple, dict, set, frozenset, bytearray, deque_type, counter_type, ordered_type,
                     default_type) or kind in view_types:
             pass
-        elif kind.__name__ in classes and type(kind) is type and not issubclass(kind, BaseException):
-            try:
-                attributes = object.__getattribute__(value, "__dict__")
-            except AttributeError:
-                return not_data(value, kind)
-            if type(attributes) is not dict:
-                return not_data(value, kind)
         elif namedtuple_fields(kind) is not None:
             pass
+        elif kind.__name__ in classes and type(kind) is type and not issubclass(kind, BaseException):
+            if instance_state(value, kind) is None:
+                return not_data(value, kind)
+        elif record is not None and isinstance(value, BaseException):
+            pass
+        elif record is not None and isinstance(value, type) and issubclass(value, BaseException):
+            named = builtin_reference(value)
+            if named is not None:
+                return named
+            if record(value) is None:
+                return not_data(value, kind)
         else:
             atom = standard_atom(value, kind, reference)
             if atom is not None:
@@ -207,16 +387,42 @@ def encode_values(values, classes, numpy_as_plain=False, opaque=None):
             if is_plain:
                 nodes[0] -= 1
                 return reference(plain_value)
-            if numpy_as_plain and kind.__module__ == "numpy" and hasattr(kind, "tolist"):
-                nodes[0] -= 1
-                return reference(value.tolist())
-            return not_data(value, kind)
+            if kind.__module__ == "numpy" and hasattr(kind, "tolist"):
+                dtype = numpy_dtype(value)
+                if dtype is not None and kind.__name__ != "ndarray":
+                    nodes[0] -= 1
+                    return {"np": [dtype, reference(value.item())]}
+                if dtype is not None and type(value.shape) is tuple and len(value.shape) <= 32:
+                    index = len(table)
+                    memo[key] = index
+                    keep.append(value)
+                    table.append(None)
+                    table[index] = ["ndarray", dtype, list(value.shape), items(value.ravel().tolist())]
+                    return {"r": index}
+                if numpy_as_plain:
+                    nodes[0] -= 1
+                    return reference(value.tolist())
+            if record is None or record(value) is None:
+                named = builtin_reference(value) if opaque is not None else None
+                return named if named is not None else not_data(value, kind)
         index = len(table)
         memo[key] = index
         keep.append(value)
         table.append(None)
         pending.append((index, value))
         return {"r": index}
+
+    def state_of(value, kind, exception=False):
+        flat = []
+        state = instance_state(value, kind) or {}
+        for name, item in state.items():
+            if type(name) is not str:
+                raise Unencodable("an attribute name that is not a string")
+            if name.startswith("__") or exception and not name.isidentifier():
+                continue
+            flat.append(name)
+            flat.append(reference(item))
+        return flat
 
     def pairs(mapping, kind):
         flat = []
@@ -275,15 +481,21 @@ def encode_values(values, classes, numpy_as_plain=False, opaque=None):
         elif namedtuple_fields(kind) is not None:
             table[index] = ["namedtuple", kind.__name__, list(kind._fields),
                             [reference(item) for item in tuple.__iter__(value)]]
+        elif isinstance(value, type):
+            bases = [reference(base) for base in value.__bases__ if issubclass(base, BaseException)]
+            table[index] = ["exctype", value.__name__, record(value), bases]
+        elif isinstance(value, BaseException):
+            try:
+                text = str(value)[:1000]
+            except BaseException:
+                text = ""
+            arguments = value.args if type(value.args) is tuple else ()
+            table[index] = ["exception", reference(kind), [reference(item) for item in arguments],
+                            state_of(value, kind, exception=True), text]
+        elif kind.__name__ in classes and type(kind) is type:
+            table[index] = ["object", kind.__name__, state_of(value, kind)]
         else:
-            attributes = object.__getattribute__(value, "__dict__")
-            flat = []
-            for name, item in dict.items(attributes):
-                if type(name) is not str:
-                    raise Unencodable("an attribute name that is not a string")
-                flat.append(name)
-                flat.append(reference(item))
-            table[index] = ["object", kind.__name__, flat]
+            table[index] = ["record", kind.__name__, record(value), state_of(value, kind)]
     return table, encoded
 
 
@@ -314,7 +526,8 @@ def instance_attribute_names(cls):
 
 # Namedtuple classes the decoder made, by (type name, fields): built once, never from code.
 CODEC_NAMEDTUPLE_TYPES = {}
-IMMUTABLE_TAGS = frozenset(("tuple", "frozenset", "namedtuple", "dict_keys", "dict_values", "dict_items"))
+IMMUTABLE_TAGS = frozenset(("tuple", "frozenset", "namedtuple", "dict_keys", "dict_values", "dict_items", "exctype",
+                            "exception", "ndarray"))
 
 
 def codec_namedtuple(name, fields):
@@ -334,12 +547,15 @@ def codec_namedtuple(name, fields):
     return kind
 
 
-def decode_values(table, encoded, classes, resolve=None):
+def decode_values(table, encoded, classes, resolve=None, records=None):
     """Builds the values `encoded` names from `table`; `classes` maps the class names this side
     accepts as data to the classes to instantiate (a missing name is looked up in `classes`
     with `.get`, so a mapping may supply a stand-in). `resolve(tag, number)` turns a handle
     atom (`"h"` or `"x"`) into this side's object, raising `Malformed` for one it does not know;
-    without it, handles are malformed. Raises `Malformed` on anything unexpected."""
+    without it, handles are malformed. `records` (the test's side) makes the solution's records,
+    exception classes and exceptions (`begin(name, handle)`, `fill(record, attributes)`,
+    `exception_class(name, handle, bases)`, `exception(class, arguments, attributes, text)`);
+    without it, those entries are malformed. Raises `Malformed` on anything unexpected."""
     collections = codec_collections()
     if type(table) is not list or type(encoded) is not list or len(table) > CODEC_MAX_NODES:
         raise Malformed("the table and the values must be lists")
@@ -388,6 +604,14 @@ def decode_values(table, encoded, classes, resolve=None):
                 raise Malformed(f"class {item[1]!r} is not one the test accepts")
             built[index] = object.__new__(cls)
             done[index] = True
+        elif tag == "record":
+            check_length(item, 4)
+            if records is None or type(item[1]) is not str or not item[1].isidentifier() or type(item[2]) is not int:
+                raise Malformed("a record where none is accepted, or a malformed one")
+            built[index] = records.begin(item[1], item[2])
+            done[index] = True
+        elif tag in ("exctype", "exception") and records is None:
+            raise Malformed(f"an {tag} entry where none is accepted")
         elif tag not in IMMUTABLE_TAGS:
             raise Malformed(f"unknown table tag {tag!r}")
 
@@ -431,6 +655,11 @@ def decode_values(table, encoded, classes, resolve=None):
             if resolve is None:
                 raise Malformed("a handle where only data is accepted")
             return resolve(tag, payload), None
+        if tag == "np" and type(payload) is list and len(payload) == 2:
+            plain = atom(payload[1])[0]
+            if type(plain) not in (bool, int, float, complex, str, bytes):
+                raise Malformed("a numpy scalar needs a plain value")
+            return numpy_value(payload[0], None, plain), None
         if type(payload) is list and tag in ("q", "td", "range"):
             return standard_value(tag, payload), None
         if type(payload) is str and tag in ("dec", "date", "datetime", "time"):
@@ -490,6 +719,23 @@ def decode_values(table, encoded, classes, resolve=None):
             if type(item[3]) is not list:
                 raise Malformed("a namedtuple entry needs a list of values")
             return item[3]
+        if tag == "exctype":
+            check_length(item, 4)
+            if type(item[1]) is not str or not item[1].isidentifier() or type(item[2]) is not int:
+                raise Malformed("an exception class needs a name and a handle")
+            if type(item[3]) is not list or len(item[3]) > 16:
+                raise Malformed("an exception class's bases must be a short list")
+            return item[3]
+        if tag == "ndarray":
+            check_length(item, 4)
+            if type(item[3]) is not list:
+                raise Malformed("a numpy array needs a list of values")
+            return item[3]
+        if tag == "exception":
+            check_length(item, 5)
+            if type(item[2]) is not list or type(item[3]) is not list or len(item[3]) % 2 or type(item[4]) is not str:
+                raise Malformed("an exception needs arguments, attributes and a text")
+            return [item[1]] + item[2] + item[3][1::2]
         check_length(item, 2)
         if type(item[1]) is not list:
             raise Malformed(f"a {tag} entry needs a list of values")
@@ -525,10 +771,26 @@ def decode_values(table, encoded, classes, resolve=None):
             elif tag == "frozenset":
                 built[index] = frozenset(values)
             elif tag == "namedtuple":
-                kind = codec_namedtuple(item[1], item[2])
+                kind = classes.get(item[1]) if type(item[1]) is str else None
+                if not (isinstance(kind, type) and namedtuple_fields(kind) == tuple(item[2])
+                        if type(item[2]) is list else False):
+                    kind = codec_namedtuple(item[1], item[2])
                 if len(values) != len(kind._fields):
                     raise Malformed("a namedtuple with the wrong number of values")
-                built[index] = kind(*values)
+                built[index] = tuple.__new__(kind, values)
+            elif tag == "ndarray":
+                if not all(type(element) in (bool, int, float, complex, str, bytes) for element in values):
+                    raise Malformed("a numpy array holds only plain values")
+                built[index] = numpy_value(item[1], item[2], values)
+            elif tag == "exctype":
+                built[index] = records.exception_class(item[1], item[2], values)
+            elif tag == "exception":
+                arguments = values[1:1 + len(item[2])]
+                names = item[3][0::2]
+                if not all(type(name) is str and name.isidentifier() and not name.startswith("__") for name in names):
+                    raise Malformed("an exception's attribute names are malformed")
+                built[index] = records.exception(values[0], tuple(arguments),
+                                                 dict(zip(names, values[1 + len(item[2]):])), item[4])
             elif tag == "dict_keys":
                 built[index] = dict.fromkeys(values).keys()
             elif tag == "dict_values":
@@ -575,15 +837,34 @@ def decode_values(table, encoded, classes, resolve=None):
                 cls = type(target)
                 settable = settable_by_class.get(cls)
                 if settable is None:
-                    settable = settable_by_class[cls] = instance_attribute_names(cls)
+                    settable = settable_by_class[cls] = (instance_attribute_names(cls), slot_names(cls))
                 for position in range(0, len(attributes), 2):
                     name = attributes[position]
                     if type(name) is not str or not name.isidentifier() or name.startswith("__"):
                         raise Malformed(f"attribute name {name!r}")
-                    if name not in settable and any(name in vars(base) for base in cls.__mro__):
+                    value = value_of(attributes[position + 1])
+                    if name in settable[1]:
+                        # A slot: set through the class's own member descriptor.
+                        for base in cls.__mro__:
+                            if name in vars(base):
+                                vars(base)[name].__set__(target, value)
+                                break
+                        continue
+                    if name not in settable[0] and any(name in vars(base) for base in cls.__mro__):
                         # `EPS = 1e300` on an instance would steer the class's own `__eq__`.
                         raise Malformed(f"attribute {name!r} would shadow its class's own")
-                    object.__getattribute__(target, "__dict__")[name] = value_of(attributes[position + 1])
+                    object.__getattribute__(target, "__dict__")[name] = value
+            elif tag == "record":
+                attributes = item[3]
+                if type(attributes) is not list or len(attributes) % 2:
+                    raise Malformed("record attributes must be a flat list of even length")
+                state = {}
+                for position in range(0, len(attributes), 2):
+                    name = attributes[position]
+                    if type(name) is not str or not name.isidentifier() or name.startswith("__"):
+                        raise Malformed(f"attribute name {name!r}")
+                    state[name] = value_of(attributes[position + 1])
+                records.fill(target, state)
         for index, item in enumerate(table):
             tag = item[0]
             target = built[index]

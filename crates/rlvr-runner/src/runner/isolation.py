@@ -222,11 +222,12 @@ def adopt_last_pid():
     return LAST_PID_FD
 
 
-def set_last_pid(descriptor):
-    """The next process the namespace creates gets FIRST_TEST_PID + 1, whatever ran before."""
+def set_last_pid(descriptor, last=FIRST_TEST_PID):
+    """The next process the namespace creates gets `last` + 1 (by default FIRST_TEST_PID + 1),
+    whatever ran before."""
     try:
         os.lseek(descriptor, 0, os.SEEK_SET)
-        os.write(descriptor, str(FIRST_TEST_PID).encode())
+        os.write(descriptor, str(last).encode())
         return True
     except OSError:
         return False

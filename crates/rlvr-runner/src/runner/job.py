@@ -11,6 +11,8 @@
 
 # Requests a job process serves; the template hands the first one of a job to a new job process.
 JOB_OPERATIONS = frozenset(("load", "run", "batch_start", "batch_next", "batch_end"))
+# The job process's PID in the sandbox's namespace (test children get FIRST_TEST_PID + 1).
+JOB_PROCESS_PID = 51
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 # Whether this process is a job process that reaps everything its tests leave (see `reaps_all`).
@@ -88,6 +90,9 @@ def run_job_process(state, header):
             gc.freeze()
     read_end, write_end = os.pipe()
     template = os.getpid()
+    if state["isolation"].last_pid is not None:
+        # Every job process gets the same PID, below the one every test child gets.
+        set_last_pid(state["isolation"].last_pid, JOB_PROCESS_PID - 1)
     job = os.fork()
     if job == 0:
         status = 1
@@ -177,7 +182,8 @@ def serve_job(state, header):
 
 
 def mark_work_directory(work):
-    """Sets the work directory's mtime to 0 and returns its ctime then; None where it cannot."""
+    """Sets the work directory's access and modification times to 0 and returns its ctime then;
+    None where it cannot."""
     try:
         os.utime(work, ns=(0, 0))
         return (work, os.stat(work).st_ctime_ns)
@@ -190,7 +196,9 @@ def work_directory_touched(mark):
         status = os.stat(mark[0])
     except OSError:
         return True
-    return status.st_mtime_ns != 0 or status.st_ctime_ns != mark[1]
+    # The access time too: a test that only listed the directory moved it, which the next test
+    # could read.
+    return status.st_mtime_ns != 0 or status.st_atime_ns != 0 or status.st_ctime_ns != mark[1]
 
 
 def refresh_work_directory(state, work):

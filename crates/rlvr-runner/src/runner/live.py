@@ -16,7 +16,11 @@
 #   {"t": "next", "o": ref, "count": n}                                      up to n items
 #   {"t": "end"}                                                             the test is over
 # A ref is a handle atom ({"h": n}). Replies: {"t": "return", "id", "v", "tab", "back",
-# "types"} or {"t": "raise", "id", "type", "message"}. "back" holds the state after the call of
+# "types"} or {"t": "raise", "id", "type", "message", "v", "tab"} ("v": the exception, encoded).
+# What a call returns is data: an instance of one of the solution's classes crosses as a record
+# (its class name and attributes, with a handle for `len`, `iter`, `str`...), except the instance
+# a call of the class itself makes ("live" in the request): that one stays a handle whose methods
+# the test calls. "op" "snapshot" sends a handle's object as a record, for `==` in the referee. "back" holds the state after the call of
 # every mutable argument, by position (keyword arguments by name), so the referee writes it
 # into the test's own objects. The child calls back the same way ({"t": "call"} with an "x"
 # handle the referee sent), and the referee answers it while the child waits.
@@ -43,22 +47,49 @@ class RefereeObject:
     """A callable or iterator of the test's side: calling it (or iterating it) asks the
     referee, which answers with a value or an exception."""
 
-    __slots__ = ("_rlvr_session", "_rlvr_number")
+    __slots__ = ("_rlvr_session", "_rlvr_number", "_rlvr_chunk", "_rlvr_size", "_rlvr_taken", "_rlvr_done",
+                 "_rlvr_sequence")
 
     def __init__(self, session, number):
         self._rlvr_session, self._rlvr_number = session, number
+        self._rlvr_chunk, self._rlvr_size, self._rlvr_taken = iter(()), 0, 0
+        self._rlvr_done = self._rlvr_sequence = False
 
     def __call__(self, *arguments, **keywords):
         return self._rlvr_session.callback({"t": "call", "f": {"x": self._rlvr_number}}, arguments, keywords)
 
     def __iter__(self):
-        return self
+        # Items come in chunks (the referee decides how many), taken at C speed from each
+        # chunk's own iterator; what this side took is reported with the answer, so the test's
+        # iterator advances by exactly that.
+        while True:
+            yield from self._rlvr_chunk
+            if not self._rlvr_fetch():
+                return
 
     def __next__(self):
-        items, done = self._rlvr_session.callback_next(self._rlvr_number)
-        if done and not items:
-            raise StopIteration
-        return items[0]
+        while True:
+            for item in self._rlvr_chunk:
+                return item
+            if not self._rlvr_fetch():
+                raise StopIteration
+
+    def _rlvr_fetch(self):
+        """The next chunk; False when the iterator is exhausted."""
+        if self._rlvr_done:
+            return False
+        self._rlvr_taken += self._rlvr_size
+        items, self._rlvr_done, self._rlvr_sequence = self._rlvr_session.callback_next(self._rlvr_number)
+        self._rlvr_chunk, self._rlvr_size = iter(items), len(items)
+        return bool(items) or not self._rlvr_done
+
+    def _rlvr_settle(self):
+        """What this side took of an iterator over a sequence since the last answer; the chunk
+        left over is dropped (the test may move its iterator before the next call)."""
+        taken = self._rlvr_taken + self._rlvr_size - self._rlvr_chunk.__length_hint__()
+        self._rlvr_chunk, self._rlvr_size, self._rlvr_taken = iter(()), 0, 0
+        self._rlvr_done = self._rlvr_sequence = False
+        return taken
 
     def __repr__(self):
         return f"<test object {self._rlvr_number}>"
@@ -85,6 +116,8 @@ class LiveSession:
         self.next_request = 0
         self.referee_objects = {}
         self.buffer = b""
+        self.live = set()  # ids of the objects the referee holds as live handles
+        self.snapshot = None  # the object a "snapshot" sends as a record even if it is live
 
     # Framing.
     def send(self, message):
@@ -131,7 +164,8 @@ class LiveSession:
                 if klass is object:
                     continue
                 for name, attribute in dict(type.__dict__["__dict__"].__get__(klass)).items():
-                    if type(name) is not str or name in seen or name.startswith("__"):
+                    if type(name) is not str or name in seen or name.startswith("__") and name not in (
+                            "__bool__", "__len__"):
                         continue
                     seen.add(name)
                     if isinstance(attribute, (staticmethod, classmethod, types.FunctionType)):
@@ -145,8 +179,28 @@ class LiveSession:
     def encode(self, values):
         """`(table, encoded values, extra)`: `extra` holds the new handles' types for the reply."""
         self.pending = {"types": {}, "handles": {}}
-        table, encoded = encode_values(values, self.classes, numpy_as_plain=True, opaque=self.handle)
+        table, encoded = encode_values(values, self.classes, numpy_as_plain=True, opaque=self.handle,
+                                       record=self.record_number)
         return table, encoded, {key: part for key, part in self.pending.items() if part}
+
+    def record_number(self, value):
+        """The handle number of an object that crosses as a record (an instance of one of the
+        solution's classes the referee does not hold as a live handle) or as an exception class;
+        None for anything else."""
+        if isinstance(value, type):
+            return self.handle(value)["h"] if issubclass(value, BaseException) else None
+        if type(value).__module__ != "__main__" or id(value) in self.live and value is not self.snapshot:
+            return None
+        return self.handle(value)["h"]
+
+    def standard_origin(self, value):
+        """`(module, name)` when `value` is a public object of a pure standard module (the
+        solution bound it with `from fractions import Fraction`): the referee uses its own."""
+        reference = builtin_reference(value)
+        if reference is None or "." not in reference["bi"]:
+            return None
+        module, _, name = reference["bi"].rpartition(".")
+        return (module, name) if module in CODEC_STANDARD_MODULES else None
 
     def resolve(self, tag, number):
         if tag == "h":
@@ -154,7 +208,7 @@ class LiveSession:
                 return self.objects[number]
             raise Malformed(f"unknown handle {number}")
         if tag == "bi":
-            return live_builtin(number)
+            return named_builtin(number)
         referee_object = self.referee_objects.get(number)
         if referee_object is None:
             referee_object = self.referee_objects[number] = RefereeObject(self, number)
@@ -176,9 +230,15 @@ class LiveSession:
                 continue
             if type(value) is types.ModuleType:
                 names[name] = ["module", value.__name__]
+                continue
+            origin = self.standard_origin(value) if callable(value) else None
+            if isinstance(value, type) and issubclass(value, BaseException) and origin is None:
+                table, (atom,), extra = self.encode([value])
+                names[name] = ["exception", atom, dict(extra, tab=table)]
             elif callable(value):
                 _, (atom,), extra = self.encode_handle(value)
-                names[name] = ["callable", atom, extra]
+                kind = "class" if isinstance(value, type) else "callable"
+                names[name] = [kind, atom, extra] if origin is None else ["std", atom, extra, *origin]
             else:
                 names[name] = ["value"]
         self.send({"t": "ready", "names": names})
@@ -199,7 +259,15 @@ class LiveSession:
             raise
         except BaseException as error:
             reply = {"t": "raise", "type": exception_name(error), "message": exception_message(error)}
+            try:
+                table, (encoded,), extra = self.encode([error])
+                reply.update(extra, v=encoded, tab=table)
+            except BaseException:
+                pass
         reply["id"] = identifier
+        used = self.settle()
+        if used:
+            reply["used"] = used
         try:
             self.send(reply)
         except (ValueError, OverflowError, UnicodeEncodeError) as error:
@@ -240,6 +308,10 @@ class LiveSession:
             if kind == "method":
                 function = getattr(function, message["n"])
             value = function(*positional, **named)
+            if message.get("live") and type(value).__module__ == "__main__" and not isinstance(value, type):
+                # The instance the test built by calling a class: a live handle (kept alive in
+                # `objects` once encoded, so its id is not reused).
+                self.live.add(id(value))
             return self.returned(value, positional, named)
         if kind == "getattr":
             return self.returned(getattr(self.decode(table, [message["o"]])[0], message["n"]))
@@ -250,6 +322,12 @@ class LiveSession:
         if kind == "op":
             name = message["n"]
             operands = self.decode(table, [message["o"]] + ([message["v"]] if "v" in message else []))
+            if name == "snapshot" and len(operands) == 1:
+                self.snapshot = operands[0]
+                try:
+                    return self.returned(operands[0])
+                finally:
+                    self.snapshot = None
             return self.returned(live_operator(name, operands))
         raise ValueError(f"unknown request {kind!r}")
 
@@ -276,12 +354,22 @@ class LiveSession:
         reply = self.request(message)
         return self.decode(reply.get("tab", []), [reply.get("v")])[0]
 
+    def settle(self):
+        """`[[x, taken]...]`: how many items this side took from each iterator of the test's."""
+        used = []
+        for number, referee_object in self.referee_objects.items():
+            if referee_object._rlvr_sequence:
+                used.append([number, referee_object._rlvr_settle()])
+        return used
+
     def callback_next(self, number):
-        reply = self.request({"t": "next", "o": {"x": number}, "count": 1})
-        values = reply.get("v")
-        if type(values) is not list:
+        reply = self.request({"t": "next", "o": {"x": number}, "count": LIVE_NEXT_BATCH})
+        # The chunk is one encoded list (a long one of plain values decodes at C speed), or the
+        # range that is left of a range's iterator.
+        items = self.decode(reply.get("tab", []), [reply.get("v")])[0]
+        if type(items) is not list and type(items) is not range:
             raise Malformed("the referee's items are not a list")
-        return self.decode(reply.get("tab", []), values), bool(reply.get("done"))
+        return items, bool(reply.get("done")), bool(reply.get("sequence"))
 
     def request(self, message):
         self.next_request += 1
@@ -295,7 +383,13 @@ class LiveSession:
                 raise LiveEnded
             if kind in ("return", "raise") and reply.get("id") == identifier:
                 if kind == "raise":
-                    raise live_exception(reply.get("type"), reply.get("message"))
+                    arguments = None
+                    if "a" in reply:
+                        try:
+                            arguments = tuple(self.decode(reply.get("tab", []), [reply["a"]])[0])
+                        except (Malformed, TypeError):
+                            arguments = None
+                    raise live_exception(reply.get("type"), reply.get("message"), arguments)
                 return reply
             self.answer(reply)
 
@@ -319,30 +413,11 @@ class LiveClasses:
         return fallback
 
 
-def live_builtin(name):
-    """A builtin the referee named: `len`, `str.lower`, `math.sqrt`."""
-    if len(name) > 100:
-        raise Malformed("a builtin's name is too long")
-    owner_name, _, attribute = name.rpartition(".")
-    if owner_name == "math":
-        import math
-
-        found = getattr(math, attribute, None)
-    elif owner_name:
-        owner = getattr(builtins, owner_name, None)
-        found = getattr(owner, attribute, None) if isinstance(owner, type) else None
-    else:
-        found = getattr(builtins, attribute, None)
-    if found is None or not callable(found):
-        raise Malformed(f"unknown builtin {name!r}")
-    return found
-
-
 def live_mutable(value):
     kind = type(value)
     return kind in (list, dict, set, bytearray) or kind.__module__ == "collections" and kind.__name__ in (
         "deque", "Counter", "OrderedDict", "defaultdict") or isinstance(getattr(value, "__dict__", None), dict) and \
-        kind.__module__ == "__main__"
+        kind.__module__ == "__main__" or kind.__module__ == "numpy" and kind.__name__ == "ndarray"
 
 
 def live_operator(name, operands):
@@ -374,12 +449,17 @@ def exception_message(error):
         return ""
 
 
-def live_exception(name, message):
-    """An exception the referee raised in a callback, raised here as a builtin of that name or
-    a plain Exception."""
+def live_exception(name, message, arguments=None):
+    """An exception the referee raised in a callback, raised here as a builtin of that name
+    (with its arguments when they crossed) or a plain Exception."""
     kind = getattr(builtins, name, None) if type(name) is str else None
     if not (isinstance(kind, type) and issubclass(kind, Exception)) or issubclass(kind, StopIteration):
         return Exception(f"{name}: {message}")
+    if type(arguments) is tuple:
+        try:
+            return kind(*arguments)
+        except Exception:
+            pass
     return kind(message)
 
 

@@ -157,14 +157,25 @@ fn names_first_then_one_call_at_a_time_with_data_or_handles() {
         (reply["t"].clone(), reply["type"].clone()),
         (json!("raise"), json!("KeyError"))
     );
-    // Not data: a handle, with its type's methods named once, never its `__eq__`'s answer.
+    // The exception itself crosses too: its class by name and its exact arguments.
+    assert_eq!(
+        resolved(&reply),
+        json!(["exception", {"bi": "KeyError"}, ["k"], [], "'k'"])
+    );
+    // An instance of the solution's class: a record (its class name and attributes, with its
+    // handle), its type's methods named once, never its `__eq__`'s answer (issue 32).
     let reply = live.ask(
         json!({"t": "call", "f": handle(&ready, "liar"), "a": [], "k": [], "tab": []}),
         3,
     );
-    let liar = reply["v"].clone();
-    assert!(liar.get("h").is_some(), "{reply}");
-    let type_number = reply["handles"][liar["h"].to_string()].clone();
+    let record = resolved(&reply);
+    assert_eq!(
+        (record[0].clone(), record[1].clone(), record[3].clone()),
+        (json!("record"), json!("Always"), json!([])),
+        "{reply}"
+    );
+    let liar = json!({"h": record[2]});
+    let type_number = reply["handles"][record[2].to_string()].clone();
     assert_eq!(reply["types"][type_number.to_string()], json!(["shout"]));
     let reply = live.ask(
         json!({"t": "method", "o": liar, "n": "shout", "a": [], "k": [], "tab": []}),

@@ -341,13 +341,7 @@ mod tests {
     #[test]
     fn clone3_places_the_child_in_the_cgroup_at_birth() {
         // What cannot run here fails under `RLVR_REQUIRE_EVERYTHING=1` (CI), as everywhere.
-        let skip = |reason: &str| {
-            assert!(
-                !rlvr_test_support::everything_required(),
-                "cannot run here and RLVR_REQUIRE_EVERYTHING=1: {reason}"
-            );
-            eprintln!("skipped: {reason}");
-        };
+        let skip = rlvr_test_support::cannot_run_here;
         if !CAN_CLONE_INTO_CGROUP || effective_uid() != 0 {
             return skip("needs root and an x86_64 build");
         }

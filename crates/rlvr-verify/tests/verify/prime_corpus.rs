@@ -1,7 +1,8 @@
 //! The corpus for the differential test against the real verl `prime_code`: at least 200
 //! (response, tests) pairs covering right, wrong, crashing, slow, float-formatted and
-//! whitespace-varied answers. The committed fixture `fixtures/prime_corpus.jsonl` must equal
-//! what this generator builds (`RLVR_UPDATE_FIXTURES=1` rewrites it);
+//! whitespace-varied answers. The committed fixture `fixtures/prime_corpus.snap.jsonl` is an
+//! insta snapshot of what this generator builds (insta's metadata beside it in
+//! `prime_corpus.snap`; `cargo insta review`, or `INSTA_UPDATE=always`, rewrites it);
 //! `fixtures/prime_corpus_scores.jsonl` holds the reference scores from
 //! `tests/oracles/prime_reference.py`, for the differential test once execution exists.
 
@@ -177,12 +178,14 @@ fn corpus_is_large_and_matches_the_committed_fixture() {
     for case in &cases {
         writeln!(text, "{case}").expect("writing to a string cannot fail");
     }
-    let path = fixture_path("prime_corpus.jsonl");
-    if std::env::var_os("RLVR_UPDATE_FIXTURES").is_some() {
-        std::fs::write(&path, &text).expect("fixture is writable");
-    }
-    let committed = std::fs::read_to_string(&path).expect("fixture exists");
-    assert_eq!(committed, text, "regenerate with RLVR_UPDATE_FIXTURES=1");
+    // The fixture stays a plain JSON Lines file that other tests read: a binary snapshot,
+    // whose content file is `fixtures/prime_corpus.snap.jsonl`.
+    insta::with_settings!({
+        snapshot_path => "../fixtures",
+        prepend_module_to_snapshot => false,
+    }, {
+        insta::assert_binary_snapshot!("prime_corpus.jsonl", text.into_bytes());
+    });
 }
 
 #[test]

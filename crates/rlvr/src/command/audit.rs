@@ -6,7 +6,7 @@ use rlvr_products::audit::EXAMPLES;
 use rlvr_products::{AuditOptions, audit_file};
 
 use crate::command::products_common::{print_bad_lines, print_json};
-use crate::exit::Status;
+use crate::exit::{Error, Status};
 use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
@@ -22,7 +22,7 @@ pub(crate) struct Args {
 }
 
 /// The `answer_may_vary` rows by kind, then the first rows with the phrase that flagged them.
-fn print_answer_variety(report: &rlvr_products::AuditReport) -> anyhow::Result<()> {
+fn print_answer_variety(report: &rlvr_products::AuditReport) -> Result<(), Error> {
     if report.answer_may_vary.is_empty() {
         return Ok(());
     }
@@ -57,7 +57,7 @@ fn print_answer_variety(report: &rlvr_products::AuditReport) -> anyhow::Result<(
     Ok(())
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let options = AuditOptions {
         oversized_bytes: args.oversized_bytes,
         ..AuditOptions::default()

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use rlvr_dataset::ReadOptions;
 use rlvr_products::write_card;
 
-use crate::exit::Status;
+use crate::exit::{Error, Status};
 use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
@@ -18,7 +18,7 @@ pub(crate) struct Args {
     out: PathBuf,
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let report = write_card(&args.file, &args.out, &ReadOptions::default())?;
     outln!(
         "wrote {} and {} charts",

@@ -31,7 +31,7 @@ use rlvr_verify::{
 use serde_json::Value;
 
 use crate::command::products_common::print_json;
-use crate::exit::{Failure, Status, USAGE};
+use crate::exit::{Error, Status};
 use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
@@ -62,7 +62,7 @@ struct Sandboxed {
 }
 
 impl Sandboxed {
-    fn judge(&mut self) -> anyhow::Result<(&Sandbox, &mut CheckerJudge)> {
+    fn judge(&mut self) -> Result<(&Sandbox, &mut CheckerJudge), Error> {
         if self.running.is_none() {
             let sandbox = crate::start_sandbox::start_sandbox(self.allow_degraded)?;
             self.running = Some((sandbox, CheckerJudge::new(self.testlib_header.clone())));
@@ -159,7 +159,7 @@ fn check_line(
     path: &Path,
     line: &[u8],
     (row, line_number, offset): (u64, u64, u64),
-) -> anyhow::Result<()> {
+) -> Result<(), Error> {
     let bad = |reason: String| {
         format!(
             "{}:{line_number}: row {row}, byte offset {offset}: {reason}",
@@ -284,15 +284,14 @@ fn check_line(
     Ok(())
 }
 
-fn read_report(path: &Path, sandboxed: &mut Sandboxed) -> anyhow::Result<Report> {
+fn read_report(path: &Path, sandboxed: &mut Sandboxed) -> Result<Report, Error> {
     if path.is_dir() {
-        return Err(Failure::new(
-            USAGE,
-            format!("{}: is a directory, not a file", path.display()),
-        )
-        .into());
+        return Err(Error::empty_input(format!(
+            "{}: is a directory, not a file",
+            path.display()
+        )));
     }
-    let file = fs_err::File::open(path).map_err(|error| Failure::new(USAGE, error.to_string()))?;
+    let file = fs_err::File::open(path).map_err(Error::Unreadable)?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let mut report = Report::default();
     let mut line = Vec::new();
@@ -301,7 +300,7 @@ fn read_report(path: &Path, sandboxed: &mut Sandboxed) -> anyhow::Result<Report>
         line.clear();
         let read = reader
             .read_until(b'\n', &mut line)
-            .map_err(|error| Failure::new(USAGE, format!("{}: {error}", path.display())))?;
+            .map_err(|error| Error::input(path.display().to_string(), error))?;
         if read == 0 {
             break;
         }
@@ -322,25 +321,24 @@ fn read_report(path: &Path, sandboxed: &mut Sandboxed) -> anyhow::Result<Report>
         )?;
     }
     if report.rows == 0 {
-        return Err(Failure::new(USAGE, format!("{}: holds no records", path.display())).into());
+        return Err(Error::empty_input(format!(
+            "{}: holds no records",
+            path.display()
+        )));
     }
     Ok(report)
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let Some(time) = Duration::try_from_secs_f64(args.checker_time_limit)
         .ok()
         .filter(|time| !time.is_zero() && *time <= rlvr_verify::MAX_TIME_LIMIT)
     else {
-        return Err(Failure::new(
-            USAGE,
-            format!(
-                "--checker-time-limit must be more than 0 and at most {} seconds, found {}",
-                rlvr_verify::MAX_TIME_LIMIT.as_secs(),
-                args.checker_time_limit
-            ),
-        )
-        .into());
+        return Err(Error::usage(format!(
+            "--checker-time-limit must be more than 0 and at most {} seconds, found {}",
+            rlvr_verify::MAX_TIME_LIMIT.as_secs(),
+            args.checker_time_limit
+        )));
     };
     let mut sandboxed = Sandboxed {
         allow_degraded: args.allow_degraded,
@@ -367,7 +365,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     })
 }
 
-fn print_text(report: &Report, path: &Path) -> anyhow::Result<()> {
+fn print_text(report: &Report, path: &Path) -> Result<(), Error> {
     let checkers: Vec<String> = report
         .checkers
         .iter()

@@ -6,7 +6,7 @@ use rlvr_dataset::ReadOptions;
 use rlvr_products::{LineLayout, convert_file};
 
 use crate::command::products_common::{print_bad_lines, print_json};
-use crate::exit::{Failure, Status, USAGE};
+use crate::exit::{Error, Status};
 use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
@@ -41,7 +41,7 @@ fn layout(value: LayoutArg) -> LineLayout {
     }
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     check_input(&args)?;
     let report = convert_file(
         &args.input,
@@ -69,16 +69,16 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
 
 /// Refuses, naming the input, what cannot be converted as asked: a path that does not exist,
 /// a directory without Parquet files, Parquet read as anything but `--from upstream`.
-fn check_input(args: &Args) -> anyhow::Result<()> {
+fn check_input(args: &Args) -> Result<(), Error> {
     let input = args.input.display();
-    let refuse =
-        |message: String| -> anyhow::Result<()> { Err(Failure::new(USAGE, message).into()) };
+    let refuse = |message: String| -> Result<(), Error> { Err(Error::usage(message)) };
     let metadata = match std::fs::metadata(&args.input) {
         Ok(metadata) => metadata,
-        Err(error) => return refuse(format!("`{input}`: {error}")),
+        Err(error) => return Err(Error::input(format!("`{input}`"), error)),
     };
     let is_parquet = if metadata.is_dir() {
-        let has_parquet = fs_err::read_dir(&args.input)?
+        let has_parquet = fs_err::read_dir(&args.input)
+            .map_err(Error::Unreadable)?
             .filter_map(Result::ok)
             .any(|entry| {
                 entry

@@ -6,7 +6,7 @@ use rlvr_dataset::ReadOptions;
 use rlvr_products::dedup_file;
 
 use crate::command::products_common::{GroupByArg, print_bad_lines, print_json};
-use crate::exit::Status;
+use crate::exit::{Error, Status};
 use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
@@ -34,7 +34,7 @@ enum ByArg {
 /// Dropped rows listed in the text report.
 const LISTED: usize = 20;
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let by = match args.by {
         ByArg::Exact => GroupByArg::ExactPrompt,
         ByArg::Normalized => GroupByArg::NormalizedPrompt,

@@ -12,7 +12,7 @@ use rlvr_sandbox::{
     CgroupLayout, IdMapping, Protection, ResourceLimits, RunRequest, RunVerdict, Sandbox,
 };
 
-use crate::exit::{Failure, SANDBOX_UNAVAILABLE, Status};
+use crate::exit::{Error, Status};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -315,10 +315,9 @@ fn limits(sandbox: &Sandbox) -> String {
     }
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let config = super::run::sandbox_config(true)?;
-    let sandbox = Sandbox::new(config)
-        .map_err(|error| Failure::new(SANDBOX_UNAVAILABLE, error.to_string()))?;
+    let sandbox = Sandbox::new(config).map_err(Error::Sandbox)?;
     let missing_required: Vec<&'static str> = Protection::missing_required(sandbox.protections())
         .into_iter()
         .map(Protection::as_str)
@@ -383,94 +382,97 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         toolchains,
         self_test,
     };
-    let mut stdout = std::io::stdout().lock();
-    if args.json {
-        serde_json::to_writer_pretty(&mut stdout, &report)?;
-        writeln!(stdout)?;
-    } else {
-        let mode = match sandbox.mode() {
-            rlvr_sandbox::SandboxMode::Root => "root",
-            rlvr_sandbox::SandboxMode::UserNamespace => "user namespace (no root needed)",
-            rlvr_sandbox::SandboxMode::Degraded => {
-                "degraded (some required protections are missing)"
-            }
-        };
-        writeln!(stdout, "mode: {mode}")?;
-        writeln!(stdout, "identity: {}", report.identity)?;
-        writeln!(stdout, "limits: {}", report.limits)?;
-        if report.restrictions.is_empty() {
-            writeln!(stdout, "user namespace restrictions: none")?;
-        }
-        for restriction in report.restrictions {
-            writeln!(
-                stdout,
-                "user namespace restriction: {} = {}: {}; remedy: {}",
-                restriction.setting, restriction.value, restriction.reason, restriction.remedy
-            )?;
-        }
-        let interpreter = report.interpreter;
-        writeln!(
-            stdout,
-            "interpreter: {} ({})",
-            interpreter.host_executable.display(),
-            interpreter.version
-        )?;
-        writeln!(stdout, "  inside the sandbox: {}", report.sandbox_python)?;
-        writeln!(
-            stdout,
-            "cgroups: {}",
-            serde_json::to_string(report.cgroups)?
-        )?;
-        writeln!(stdout, "active protections:")?;
-        for protection in &report.protections {
-            writeln!(stdout, "  + {protection}")?;
-        }
-        for entry in report.unavailable {
-            writeln!(
-                stdout,
-                "  - {} unavailable: {}",
-                entry.protection.as_str(),
-                entry.reason
-            )?;
-        }
-        writeln!(stdout, "packages inside the sandbox:")?;
-        for probe in &report.packages {
-            let mark = if probe.passed { "ok  " } else { "FAIL" };
-            writeln!(stdout, "  {mark} import {}: {}", probe.name, probe.detail)?;
-        }
-        writeln!(stdout, "languages (issue 24):")?;
-        for toolchain in &report.toolchains {
-            let mark = match (toolchain.available, toolchain.works_in_sandbox) {
-                (true, true) => "ok  ",
-                (true, false) => "FAIL",
-                (false, _) => "--  ",
+    let printed = (|| -> std::io::Result<()> {
+        let mut stdout = std::io::stdout().lock();
+        if args.json {
+            serde_json::to_writer_pretty(&mut stdout, &report)?;
+            writeln!(stdout)?;
+        } else {
+            let mode = match sandbox.mode() {
+                rlvr_sandbox::SandboxMode::Root => "root",
+                rlvr_sandbox::SandboxMode::UserNamespace => "user namespace (no root needed)",
+                rlvr_sandbox::SandboxMode::Degraded => {
+                    "degraded (some required protections are missing)"
+                }
             };
-            let version = toolchain.version.as_deref().unwrap_or("unavailable");
+            writeln!(stdout, "mode: {mode}")?;
+            writeln!(stdout, "identity: {}", report.identity)?;
+            writeln!(stdout, "limits: {}", report.limits)?;
+            if report.restrictions.is_empty() {
+                writeln!(stdout, "user namespace restrictions: none")?;
+            }
+            for restriction in report.restrictions {
+                writeln!(
+                    stdout,
+                    "user namespace restriction: {} = {}: {}; remedy: {}",
+                    restriction.setting, restriction.value, restriction.reason, restriction.remedy
+                )?;
+            }
+            let interpreter = report.interpreter;
             writeln!(
                 stdout,
-                "  {mark} {}: {version} ({}): {}",
-                toolchain.language, toolchain.package, toolchain.detail
+                "interpreter: {} ({})",
+                interpreter.host_executable.display(),
+                interpreter.version
             )?;
-        }
-        writeln!(stdout, "self-test:")?;
-        for probe in &report.self_test {
-            let mark = if probe.passed { "pass" } else { "FAIL" };
-            writeln!(stdout, "  {mark} {}: {}", probe.name, probe.detail)?;
-        }
-        if !missing_required.is_empty() {
+            writeln!(stdout, "  inside the sandbox: {}", report.sandbox_python)?;
             writeln!(
                 stdout,
-                "missing required protections: {} (rlvr run refuses without --allow-degraded)",
-                missing_required.join(", ")
+                "cgroups: {}",
+                serde_json::to_string(report.cgroups)?
             )?;
+            writeln!(stdout, "active protections:")?;
+            for protection in &report.protections {
+                writeln!(stdout, "  + {protection}")?;
+            }
+            for entry in report.unavailable {
+                writeln!(
+                    stdout,
+                    "  - {} unavailable: {}",
+                    entry.protection.as_str(),
+                    entry.reason
+                )?;
+            }
+            writeln!(stdout, "packages inside the sandbox:")?;
+            for probe in &report.packages {
+                let mark = if probe.passed { "ok  " } else { "FAIL" };
+                writeln!(stdout, "  {mark} import {}: {}", probe.name, probe.detail)?;
+            }
+            writeln!(stdout, "languages (issue 24):")?;
+            for toolchain in &report.toolchains {
+                let mark = match (toolchain.available, toolchain.works_in_sandbox) {
+                    (true, true) => "ok  ",
+                    (true, false) => "FAIL",
+                    (false, _) => "--  ",
+                };
+                let version = toolchain.version.as_deref().unwrap_or("unavailable");
+                writeln!(
+                    stdout,
+                    "  {mark} {}: {version} ({}): {}",
+                    toolchain.language, toolchain.package, toolchain.detail
+                )?;
+            }
+            writeln!(stdout, "self-test:")?;
+            for probe in &report.self_test {
+                let mark = if probe.passed { "pass" } else { "FAIL" };
+                writeln!(stdout, "  {mark} {}: {}", probe.name, probe.detail)?;
+            }
+            if !missing_required.is_empty() {
+                writeln!(
+                    stdout,
+                    "missing required protections: {} (rlvr run refuses without --allow-degraded)",
+                    missing_required.join(", ")
+                )?;
+            }
         }
-    }
+        Ok(())
+    })();
+    printed.map_err(Error::write(crate::stdout::STANDARD_OUTPUT))?;
     if !missing_required.is_empty() {
-        return Err(Failure::new(
-            SANDBOX_UNAVAILABLE,
-            "required sandbox protections are unavailable",
-        )
-        .into());
+        return Err(Error::SandboxUnavailable {
+            message: "required sandbox protections are unavailable".to_owned(),
+            source: None,
+        });
     }
     Ok(if self_test_passed && toolchains_work {
         Status::Success

@@ -7,7 +7,7 @@ use rlvr_dataset::ReadOptions;
 use rlvr_products::{ExportOptions, Layout, export_parquet};
 
 use crate::command::products_common::{parse_byte_size, print_bad_lines, print_json};
-use crate::exit::Status;
+use crate::exit::{Error, Status};
 use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
@@ -68,7 +68,7 @@ struct ParquetArgs {
     json: bool,
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let Format::Parquet(args) = args.format;
     let mut read = ReadOptions::default();
     if let Some(threads) = args.threads {

@@ -6,7 +6,7 @@ use rlvr_hub::{
     DEFAULT_ENDPOINT, DEFAULT_FILE, DEFAULT_REPO, DownloadError, DownloadOptions, HubFile,
 };
 
-use crate::exit::{CHECKSUM_MISMATCH, DOWNLOAD_FAILED, Failure, OUTPUT_FAILED, Status, USAGE};
+use crate::exit::{Error, Status};
 use crate::progress::DownloadBar;
 use crate::stdout::outln;
 
@@ -40,8 +40,8 @@ pub(crate) struct Args {
 
 /// Every argument checked before the first byte is requested: a malformed digest, endpoint or
 /// output path would otherwise show only after gigabytes were downloaded.
-fn check_arguments(args: &Args, endpoint: &str) -> anyhow::Result<()> {
-    let usage = |message: String| -> anyhow::Error { Failure::new(USAGE, message).into() };
+fn check_arguments(args: &Args, endpoint: &str) -> Result<(), Error> {
+    let usage = Error::Usage;
     if let Some(digest) = &args.sha256
         && !(digest.len() == 64 && digest.bytes().all(|byte| byte.is_ascii_hexdigit()))
     {
@@ -87,7 +87,7 @@ fn check_arguments(args: &Args, endpoint: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let endpoint = args
         .endpoint
         .clone()
@@ -145,15 +145,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
             )?;
             Ok(Status::Success)
         }
-        Err(error @ DownloadError::ChecksumMismatch { .. }) => {
-            Err(Failure::new(CHECKSUM_MISMATCH, error.to_string()).into())
-        }
-        // The bytes so far stay in OUT.part for the next fetch to resume; OUT is untouched.
-        Err(DownloadError::Io(error)) => Err(Failure::new(
-            OUTPUT_FAILED,
-            format!("{error} (the bytes so far are kept in the .part file to resume)"),
-        )
-        .into()),
-        Err(error) => Err(Failure::new(DOWNLOAD_FAILED, error.to_string()).into()),
+        Err(DownloadError::Io(error)) => Err(Error::DownloadInterrupted { error }),
+        Err(error) => Err(Error::Download(error)),
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use rlvr_products::import_parquet;
 
 use crate::command::products_common::print_json;
-use crate::exit::Status;
+use crate::exit::{Error, Status};
 use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
@@ -31,7 +31,7 @@ struct ParquetArgs {
     json: bool,
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let Format::Parquet(args) = args.format;
     let report = import_parquet(&args.input, &args.out)?;
     if args.json {

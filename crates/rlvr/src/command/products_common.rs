@@ -1,6 +1,7 @@
 //! Helpers shared by the data-product subcommands (`convert`, `export`, `import`, `split`,
 //! `dedup`, `card`, `audit`): byte sizes on the command line, JSON output, bad lines.
 
+use crate::exit::Error;
 use crate::stdout::outln;
 
 /// Parses `500MB`, `1GiB`, `64k` or a plain byte count. Decimal units are powers of 1000 (as
@@ -57,7 +58,7 @@ impl From<GroupByArg> for rlvr_products::GroupBy {
 }
 
 /// Writes `value` as pretty JSON and a newline to stdout.
-pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), Error> {
     outln!("{}", serde_json::to_string_pretty(value)?)?;
     Ok(())
 }

@@ -17,7 +17,7 @@ use rlvr_sandbox::ReadOnlyDirectory;
 use rlvr_verify::{Profile, ProfileName};
 
 use crate::command::products_common::print_json;
-use crate::exit::{Failure, SANDBOX_UNAVAILABLE, Status, TARGET_FAILED, USAGE};
+use crate::exit::{Error, Status};
 use crate::stdout::{out, outln};
 
 #[derive(Debug, clap::Args)]
@@ -87,12 +87,10 @@ pub(crate) struct Args {
     allow_degraded: bool,
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let mut catalogue = Catalogue::built_in();
     if let Some(version) = args.catalogue_version {
-        catalogue = catalogue
-            .at_version(version)
-            .map_err(|error| Failure::new(USAGE, error.to_string()))?;
+        catalogue = catalogue.at_version(version).map_err(Error::Catalogue)?;
     }
     let catalogue = catalogue.filtered(&args.only);
     if args.list {
@@ -112,7 +110,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         return Ok(Status::Success);
     }
     if catalogue.cases.is_empty() {
-        return Err(Failure::new(USAGE, "no case matches --only").into());
+        return Err(Error::usage("no case matches --only"));
     }
     let target = build_target(&args)?;
     let report = rlvr_redteam::run(&catalogue, target.as_ref());
@@ -128,14 +126,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         report.totals.failed
     );
     if report.incomplete() {
-        return Err(Failure::new(
-            TARGET_FAILED,
-            format!(
-                "the target failed to answer for {} cases (see the report)",
-                report.totals.failed
-            ),
-        )
-        .into());
+        return Err(Error::TargetFailed(format!(
+            "the target failed to answer for {} cases (see the report)",
+            report.totals.failed
+        )));
     }
     Ok(if report.found_holes() {
         Status::ProblemsFound
@@ -144,15 +138,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     })
 }
 
-fn usage(message: impl Into<String>) -> anyhow::Error {
-    Failure::new(USAGE, message).into()
+fn usage(message: impl Into<String>) -> Error {
+    Error::usage(message)
 }
 
-fn seconds(flag: &str, value: f64) -> anyhow::Result<Duration> {
-    rlvr_verify::time_limit_from_seconds(flag, value).map_err(|error| usage(error.to_string()))
+fn seconds(flag: &str, value: f64) -> Result<Duration, Error> {
+    Ok(rlvr_verify::time_limit_from_seconds(flag, value)?)
 }
 
-fn build_target(args: &Args) -> anyhow::Result<Box<dyn Target>> {
+fn build_target(args: &Args) -> Result<Box<dyn Target>, Error> {
     let remotes = [
         args.url.is_some(),
         args.sandbox_fusion.is_some(),
@@ -204,7 +198,7 @@ fn build_target(args: &Args) -> anyhow::Result<Box<dyn Target>> {
         let mut config = crate::command::run::sandbox_config(args.allow_degraded)?;
         if let Some(directory) = &args.python_path {
             let host = fs_err::canonicalize(directory)
-                .map_err(|error| usage(format!("--python-path: {error}")))?;
+                .map_err(|error| Error::input("--python-path", error))?;
             if !host.is_dir() {
                 return Err(usage(format!(
                     "--python-path {}: not a directory",
@@ -216,12 +210,8 @@ fn build_target(args: &Args) -> anyhow::Result<Box<dyn Target>> {
                 sandbox: PathBuf::from(PYTHON_PATH_IN_SANDBOX),
             });
         }
-        let sandbox = rlvr_sandbox::Sandbox::new(config).map_err(|error| {
-            Failure::new(
-                SANDBOX_UNAVAILABLE,
-                format!("the sandbox cannot start: {error}"),
-            )
-        })?;
+        let sandbox = rlvr_sandbox::Sandbox::new(config)
+            .map_err(|error| Error::sandbox_unavailable("the sandbox cannot start", error))?;
         let target = PythonFunctionTarget::new(
             sandbox,
             function,
@@ -249,7 +239,7 @@ fn build_target(args: &Args) -> anyhow::Result<Box<dyn Target>> {
     Ok(Box::new(ProfileTarget::new(profile, sandbox, workers)))
 }
 
-fn print_report(report: &Report, json: bool) -> anyhow::Result<()> {
+fn print_report(report: &Report, json: bool) -> Result<(), Error> {
     if json {
         return print_json(report);
     }
@@ -257,7 +247,7 @@ fn print_report(report: &Report, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn list(catalogue: &Catalogue, json: bool) -> anyhow::Result<Status> {
+fn list(catalogue: &Catalogue, json: bool) -> Result<Status, Error> {
     if json {
         let cases: Vec<serde_json::Value> = catalogue
             .cases

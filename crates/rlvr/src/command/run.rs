@@ -10,7 +10,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::Context;
 use rlvr_languages::{
     CompileLimits, CompileReport, CompileStatus, Compiler, Language, LanguageChoice, OnceError,
     OnceLimits, PrepareError,
@@ -20,7 +19,8 @@ use rlvr_sandbox::{
     SandboxError, Stdin,
 };
 
-use crate::exit::{Failure, SANDBOX_UNAVAILABLE, Status, USAGE};
+use crate::exit::{Error, Status};
+use crate::stdout::STANDARD_OUTPUT;
 
 fn parse_language(text: &str) -> Result<LanguageChoice, String> {
     Language::from_name(text).ok_or_else(|| {
@@ -141,14 +141,25 @@ impl JsonOutcome {
     }
 }
 
-fn print_json(value: &JsonOutcome) -> anyhow::Result<()> {
+fn print_json(value: &JsonOutcome) -> Result<(), Error> {
     let mut stdout = std::io::stdout().lock();
     serde_json::to_writer(&mut stdout, value)?;
-    writeln!(stdout)?;
-    Ok(())
+    writeln!(stdout).map_err(Error::write(STANDARD_OUTPUT))
 }
 
-fn uid_from_environment(name: &str) -> anyhow::Result<Option<u32>> {
+/// The program's standard output, as it wrote it.
+fn write_stdout(bytes: &[u8]) -> Result<(), Error> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(bytes)
+        .and_then(|()| stdout.flush())
+        .map_err(Error::write(STANDARD_OUTPUT))
+}
+
+/// The stream's name in an error message.
+const STANDARD_ERROR: &str = "standard error";
+
+fn uid_from_environment(name: &str) -> Result<Option<u32>, Error> {
     let Some(value) = std::env::var_os(name) else {
         return Ok(None);
     };
@@ -156,7 +167,7 @@ fn uid_from_environment(name: &str) -> anyhow::Result<Option<u32>> {
         .to_str()
         .and_then(|text| text.parse().ok())
         .filter(|&uid: &u32| uid != 0)
-        .ok_or_else(|| Failure::new(USAGE, format!("{name} must be a non-zero uid")))?;
+        .ok_or_else(|| Error::usage(format!("{name} must be a non-zero uid")))?;
     Ok(Some(uid))
 }
 
@@ -164,7 +175,7 @@ fn uid_from_environment(name: &str) -> anyhow::Result<Option<u32>> {
 /// host uid and gid programs run as when rlvr runs as root (default 65534, `nobody`),
 /// `RLVR_SANDBOX_RUNNER_UID` the warm runner's (default 65533, or 65532 when that is the
 /// program uid). Without root both are ignored: the caller's ids are used.
-pub(crate) fn sandbox_config(allow_degraded: bool) -> anyhow::Result<SandboxConfig> {
+pub(crate) fn sandbox_config(allow_degraded: bool) -> Result<SandboxConfig, Error> {
     let mut config = SandboxConfig {
         allow_degraded,
         // The JDK's configuration and the precompiled-header cache (issue 24).
@@ -178,25 +189,21 @@ pub(crate) fn sandbox_config(allow_degraded: bool) -> anyhow::Result<SandboxConf
     let runner = uid_from_environment("RLVR_SANDBOX_RUNNER_UID")?
         .unwrap_or(if config.uid == 65533 { 65532 } else { 65533 });
     if runner == config.uid {
-        return Err(Failure::new(
-            USAGE,
+        return Err(Error::usage(
             "RLVR_SANDBOX_RUNNER_UID must differ from RLVR_SANDBOX_UID",
-        )
-        .into());
+        ));
     }
     config.runner_uid = runner;
     config.runner_gid = runner;
     Ok(config)
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
-    let time = rlvr_verify::time_limit_from_seconds("--time-limit", args.time_limit)
-        .map_err(|error| Failure::new(USAGE, error.to_string()))?;
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
+    let time = rlvr_verify::time_limit_from_seconds("--time-limit", args.time_limit)?;
     let source = fs_err::read_to_string(&args.source)
-        .map_err(|error| Failure::new(USAGE, format!("cannot read the program: {error}")))?;
+        .map_err(|error| Error::input("cannot read the program", error))?;
     if let Some(path) = &args.stdin {
-        fs_err::metadata(path)
-            .map_err(|error| Failure::new(USAGE, format!("cannot read stdin: {error}")))?;
+        fs_err::metadata(path).map_err(|error| Error::input("cannot read stdin", error))?;
     }
     if args.lang.language != Language::Python {
         return run_other_language(&args, &source, time);
@@ -221,20 +228,17 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
             if args.json {
                 print_json(&JsonOutcome::sandbox_error(&error))?;
             }
-            return Err(Failure::new(SANDBOX_UNAVAILABLE, error.to_string()).into());
+            return Err(Error::Sandbox(error));
         }
     };
     if args.json {
         print_json(&JsonOutcome::from_outcome(&outcome))?;
     } else {
-        std::io::stdout()
-            .write_all(&outcome.stdout)
-            .context("writing stdout")?;
-        std::io::stdout().flush().context("writing stdout")?;
+        write_stdout(&outcome.stdout)?;
         let mut stderr = std::io::stderr().lock();
         stderr
             .write_all(&outcome.stderr)
-            .context("writing stderr")?;
+            .map_err(Error::write(STANDARD_ERROR))?;
         let truncated = match (outcome.stdout_truncated, outcome.stderr_truncated) {
             (true, true) => ", stdout and stderr truncated",
             (true, false) => ", stdout truncated",
@@ -253,7 +257,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
             milliseconds(outcome.wall),
             milliseconds(outcome.cpu),
             outcome.peak_memory_kib,
-        )?;
+        )
+        .map_err(Error::write(STANDARD_ERROR))?;
     }
     Ok(if outcome.verdict == RunVerdict::Ok {
         Status::Success
@@ -265,13 +270,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
 /// `rlvr run --lang L` for a language other than Python: compile in the sandbox, then one run
 /// through the exec supervisor. A program that does not compile is verdict `compile_error`
 /// (exit 1), with the compiler's diagnostics on stderr; a missing toolchain is exit 3.
-fn run_other_language(args: &Args, source: &str, time: Duration) -> anyhow::Result<Status> {
+fn run_other_language(args: &Args, source: &str, time: Duration) -> Result<Status, Error> {
     let compile_time =
-        rlvr_verify::time_limit_from_seconds("--compile-time-limit", args.compile_time_limit)
-            .map_err(|error| Failure::new(USAGE, error.to_string()))?;
+        rlvr_verify::time_limit_from_seconds("--compile-time-limit", args.compile_time_limit)?;
     let stdin = match &args.stdin {
-        Some(path) => fs_err::read(path)
-            .map_err(|error| Failure::new(USAGE, format!("cannot read stdin: {error}")))?,
+        Some(path) => {
+            fs_err::read(path).map_err(|error| Error::input("cannot read stdin", error))?
+        }
         None => Vec::new(),
     };
     let config = sandbox_config(args.allow_degraded)?;
@@ -281,7 +286,7 @@ fn run_other_language(args: &Args, source: &str, time: Duration) -> anyhow::Resu
             if args.json {
                 print_json(&JsonOutcome::sandbox_error(&error))?;
             }
-            return Err(Failure::new(SANDBOX_UNAVAILABLE, error.to_string()).into());
+            return Err(Error::Sandbox(error));
         }
     };
     let memory_bytes = args.memory_limit.saturating_mul(1 << 20);
@@ -316,7 +321,7 @@ fn run_other_language(args: &Args, source: &str, time: Duration) -> anyhow::Resu
                 outcome.stderr = error.to_string();
                 print_json(&outcome)?;
             }
-            return Err(Failure::new(SANDBOX_UNAVAILABLE, error.to_string()).into());
+            return Err(Error::Language(error));
         }
     };
     let compile = once.compile.as_deref().map(JsonCompile::from_report);
@@ -368,12 +373,11 @@ fn run_other_language(args: &Args, source: &str, time: Duration) -> anyhow::Resu
     if args.json {
         print_json(&outcome)?;
     } else {
-        std::io::stdout()
-            .write_all(outcome.stdout.as_bytes())
-            .context("writing stdout")?;
-        std::io::stdout().flush().context("writing stdout")?;
+        write_stdout(outcome.stdout.as_bytes())?;
         let mut stderr = std::io::stderr().lock();
-        stderr.write_all(outcome.stderr.as_bytes())?;
+        stderr
+            .write_all(outcome.stderr.as_bytes())
+            .map_err(Error::write(STANDARD_ERROR))?;
         let compile_note = outcome.compile.as_ref().map_or(String::new(), |compile| {
             format!(", compiled in {:.1} ms", compile.wall_ms)
         });
@@ -390,7 +394,8 @@ fn run_other_language(args: &Args, source: &str, time: Duration) -> anyhow::Resu
             outcome.wall_ms,
             outcome.cpu_ms,
             outcome.peak_memory_kib,
-        )?;
+        )
+        .map_err(Error::write(STANDARD_ERROR))?;
     }
     Ok(if outcome.verdict == "ok" {
         Status::Success

@@ -13,7 +13,7 @@ use rlvr_products::dataset_rows::DatasetRows;
 use rlvr_server::{ServerConfig, serve_until_signal};
 use rlvr_verify::ProfileName;
 
-use crate::exit::{Failure, Status, UNAUTHENTICATED_EXPOSURE, USAGE};
+use crate::exit::{Error, Status};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -73,12 +73,12 @@ pub(crate) struct Args {
     dataset: Option<PathBuf>,
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let config = resolve(&args)?;
     // Before the sandbox starts: a refused configuration fails at once, whatever the machine.
     config
         .check_exposure()
-        .map_err(|refused| Failure::new(UNAUTHENTICATED_EXPOSURE, refused.to_string()))?;
+        .map_err(Error::UnauthenticatedExposure)?;
     let sandbox = crate::start_sandbox::start_sandbox(args.allow_degraded)?;
     if !config.address.ip().is_loopback() && config.token.is_none() {
         eprintln!(
@@ -92,14 +92,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         let _ = stdout.flush();
         eprintln!("rlvr serve: listening on http://{address}");
     })
-    .map_err(|error| Failure::new(USAGE, error.to_string()))?;
+    .map_err(Error::Server)?;
     eprintln!("rlvr serve: stopped after finishing every request in flight");
     Ok(Status::Success)
 }
 
 /// Flags to one validated configuration, before anything starts.
-fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
-    let usage = |message: String| Failure::new(USAGE, message);
+fn resolve(args: &Args) -> Result<ServerConfig, Error> {
+    let usage = Error::Usage;
     let default_profile = args.profile;
     let Some(request_deadline) = Duration::try_from_secs_f64(args.request_deadline)
         .ok()
@@ -107,30 +107,27 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
     else {
         return Err(usage(
             "--request-deadline must be a positive number of seconds, at most a year".into(),
-        )
-        .into());
+        ));
     };
-    let seconds = |name: &str, value: f64| -> anyhow::Result<Duration> {
+    let seconds = |name: &str, value: f64| -> Result<Duration, Error> {
         if value.is_finite() && value > 0.0 && value <= 86_400.0 {
             Ok(Duration::from_secs_f64(value))
         } else {
             Err(usage(format!(
                 "{name} must be a positive number of seconds (at most a day)"
-            ))
-            .into())
+            )))
         }
     };
     let header_timeout = seconds("--header-timeout", args.header_timeout)?;
     let body_timeout = seconds("--body-timeout", args.body_timeout)?;
     let idle_timeout = seconds("--idle-timeout", args.idle_timeout)?;
     if args.max_connections == 0 {
-        return Err(usage("--max-connections must be positive".into()).into());
+        return Err(usage("--max-connections must be positive".into()));
     }
     if args.max_queue == 0 || args.max_jobs_per_request == 0 || args.max_body_bytes == 0 {
         return Err(usage(
             "--max-queue, --max-jobs-per-request and --max-body-bytes must be positive".into(),
-        )
-        .into());
+        ));
     }
     let token = read_token_file(args.token_file.as_deref())?;
     let defaults = ServerConfig::default();
@@ -174,13 +171,12 @@ fn open_dataset(path: &std::path::Path) -> anyhow::Result<Arc<DatasetRows>> {
 
 /// The bearer token in `path` (`serve --token-file`, `redteam --token-file`): one word, the
 /// file's surrounding whitespace ignored.
-pub(crate) fn read_token_file(path: Option<&std::path::Path>) -> anyhow::Result<Option<String>> {
+pub(crate) fn read_token_file(path: Option<&std::path::Path>) -> Result<Option<String>, Error> {
     let Some(path) = path else { return Ok(None) };
-    let usage = |message: String| anyhow::Error::from(Failure::new(USAGE, message));
-    let text = fs_err::read_to_string(path).map_err(|error| usage(error.to_string()))?;
+    let text = fs_err::read_to_string(path).map_err(Error::Unreadable)?;
     let token = text.trim().to_owned();
     if token.is_empty() || token.contains(char::is_whitespace) {
-        return Err(usage(format!(
+        return Err(Error::usage(format!(
             "{}: the token file must hold one token without spaces",
             path.display()
         )));

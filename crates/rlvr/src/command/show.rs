@@ -16,7 +16,7 @@ use rlvr_dataset::{
 use rlvr_python_compat::json::{JsonString, Value, write_json_string};
 
 use crate::command::validate::unreadable;
-use crate::exit::{Failure, Status, USAGE};
+use crate::exit::{Error, Status};
 use crate::stdout::{out, outln};
 
 /// Characters of the prompt printed before truncating.
@@ -37,19 +37,15 @@ pub(crate) struct Args {
     json: bool,
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let raw = match read_row(&args.file, args.index).map_err(unreadable)? {
         RowLookup::Found(raw) => raw,
         RowLookup::OutOfRange { rows } => {
-            return Err(Failure::new(
-                USAGE,
-                format!(
-                    "row {} is out of range: `{}` has {rows} rows",
-                    args.index,
-                    args.file.display()
-                ),
-            )
-            .into());
+            return Err(Error::usage(format!(
+                "row {} is out of range: `{}` has {rows} rows",
+                args.index,
+                args.file.display()
+            )));
         }
     };
     let bad_line = |error: LineError| BadLine {

@@ -7,7 +7,7 @@ use rlvr_dataset::ReadOptions;
 use rlvr_products::{SplitOptions, split_file};
 
 use crate::command::products_common::{GroupByArg, print_bad_lines, print_json};
-use crate::exit::Status;
+use crate::exit::{Error, Status};
 use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
@@ -34,7 +34,7 @@ pub(crate) struct Args {
     json: bool,
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let options = SplitOptions {
         validation_fraction: args.val_fraction,
         test_fraction: args.test_fraction,

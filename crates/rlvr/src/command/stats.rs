@@ -12,7 +12,7 @@ use rlvr_dataset::stats::{RowFigures, StatsAccumulator};
 use rlvr_dataset::{BadLine, Line, LineError, ReadOptions, RecordRef, for_each_line};
 
 use crate::command::validate::{no_records, unreadable};
-use crate::exit::Status;
+use crate::exit::{Error, Status};
 use crate::stdout::{out, outln};
 
 /// Bad lines printed on stderr before the rest are only counted.
@@ -37,7 +37,7 @@ fn row_figures(line: Line<'_>) -> Result<RowFigures, LineError> {
     Ok(RowFigures::from_record(&record))
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let options = ReadOptions {
         sha256: !args.no_hash,
         ..ReadOptions::default()

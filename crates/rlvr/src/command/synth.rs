@@ -3,10 +3,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use rlvr_synth::{SynthOptions, SynthSummary, faults_sidecar_path, write_synthetic};
 
-use crate::exit::Status;
+use crate::exit::{Error, Status};
 use crate::stdout::outln;
 
 #[derive(Debug, clap::Args)]
@@ -60,15 +59,17 @@ impl Args {
     }
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let options = args.options();
-    let summary = write_synthetic(&args.out, &options)
-        .with_context(|| format!("could not generate {}", args.out.display()))?;
+    let summary = write_synthetic(&args.out, &options).map_err(|source| Error::Synth {
+        path: args.out.clone(),
+        source,
+    })?;
     report(&args, &summary)?;
     Ok(Status::Success)
 }
 
-fn report(args: &Args, summary: &SynthSummary) -> anyhow::Result<()> {
+fn report(args: &Args, summary: &SynthSummary) -> Result<(), Error> {
     eprintln!(
         "rlvr synth: wrote {} rows ({} lines), {} bytes in {:.2} s ({:.0} MB/s) to {}",
         summary.rows,
@@ -91,10 +92,7 @@ fn report(args: &Args, summary: &SynthSummary) -> anyhow::Result<()> {
         );
     }
     if args.json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(summary).context("could not encode the summary")?
-        )?;
+        outln!("{}", serde_json::to_string_pretty(summary)?)?;
     }
     Ok(())
 }

@@ -4,31 +4,27 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::exit::{Failure, USAGE};
+use crate::exit::Error;
 
 /// Reads the header at `path` (absent: `None`). A file that cannot be read, is empty, or is
 /// not UTF-8 text is a usage error naming it.
-pub(crate) fn read_testlib_header(path: Option<&Path>) -> anyhow::Result<Option<Arc<str>>> {
+pub(crate) fn read_testlib_header(path: Option<&Path>) -> Result<Option<Arc<str>>, Error> {
     let Some(path) = path else {
         return Ok(None);
     };
-    let bytes = fs_err::read(path).map_err(|error| Failure::new(USAGE, error.to_string()))?;
+    let bytes = fs_err::read(path).map_err(Error::Unreadable)?;
     let text = String::from_utf8(bytes).map_err(|error| {
-        Failure::new(
-            USAGE,
-            format!(
-                "{}: --testlib-header must be a C++ header in UTF-8; byte offset {} is not",
-                path.display(),
-                error.utf8_error().valid_up_to()
-            ),
-        )
+        Error::usage(format!(
+            "{}: --testlib-header must be a C++ header in UTF-8; byte offset {} is not",
+            path.display(),
+            error.utf8_error().valid_up_to()
+        ))
     })?;
     if text.trim().is_empty() {
-        return Err(Failure::new(
-            USAGE,
-            format!("{}: --testlib-header is empty", path.display()),
-        )
-        .into());
+        return Err(Error::usage(format!(
+            "{}: --testlib-header is empty",
+            path.display()
+        )));
     }
     Ok(Some(Arc::from(text)))
 }

@@ -10,7 +10,7 @@ use rlvr_dataset::stats::group_thousands;
 use rlvr_dataset::validation::{ValidationAccumulator, ValidationReport, check_line};
 use rlvr_dataset::{ReadError, ReadOptions, for_each_line};
 
-use crate::exit::{Failure, Status, USAGE};
+use crate::exit::{Error, Status};
 use crate::stdout::{out, outln};
 
 #[derive(Debug, clap::Args)]
@@ -26,23 +26,19 @@ pub(crate) struct Args {
 }
 
 /// A file-level read error (exit status 2, the default), its cause kept for the message.
-pub(crate) fn unreadable(error: ReadError) -> anyhow::Error {
+pub(crate) fn unreadable(error: ReadError) -> Error {
     error.into()
 }
 
 /// Exit status 2 for a file that has no record at all.
-pub(crate) fn no_records(path: &Path) -> anyhow::Error {
-    Failure::new(
-        USAGE,
-        format!(
-            "`{}` contains no records (the file is empty or blank)",
-            path.display()
-        ),
-    )
-    .into()
+pub(crate) fn no_records(path: &Path) -> Error {
+    Error::empty_input(format!(
+        "`{}` contains no records (the file is empty or blank)",
+        path.display()
+    ))
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let mut accumulator = ValidationAccumulator::new(args.max_examples);
     let summary = for_each_line(
         &args.file,

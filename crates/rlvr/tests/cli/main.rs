@@ -15,6 +15,7 @@ mod export_data_source;
 mod fetch;
 mod fresh_state;
 mod languages;
+mod languages_fresh;
 mod languages_hostile;
 mod outputs;
 mod products;

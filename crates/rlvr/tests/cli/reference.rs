@@ -1,7 +1,9 @@
-//! The references checked against the code (issue 23): `docs/cli-reference.md` is every
+//! The references checked against the code (issue 23): `docs/cli-reference.snap.md` is every
 //! command's `--help`, and `docs/architecture.md`'s crate table lists each crate's own
-//! dependencies as its manifest does. The help test fails when a flag changes and the file does
-//! not (`RLVR_UPDATE_DOCS=1` rewrites it from the binary).
+//! dependencies as its manifest does. The help page is an insta snapshot, a Markdown page of
+//! its own (`docs/cli-reference.snap.md`, insta's metadata beside it in `cli-reference.snap`):
+//! the test fails when a flag changes and the page does not (`cargo insta review`, or
+//! `INSTA_UPDATE=always`, rewrites it from the binary).
 
 use std::process::Output;
 
@@ -34,8 +36,8 @@ fn reference() -> String {
     let top = help(&["--help"]);
     let mut text = String::from(
         "# Command reference\n\n<!-- Generated from the binary's `--help` by \
-         crates/rlvr/tests/cli/reference.rs (RLVR_UPDATE_DOCS=1 rewrites it); exit statuses, \
-         outputs and errors: docs/cli.md. -->\n\n## rlvr\n\n```text\n",
+         crates/rlvr/tests/cli/reference.rs, an insta snapshot (`cargo insta review` updates \
+         it); exit statuses, outputs and errors: docs/cli.md. -->\n\n## rlvr\n\n```text\n",
     );
     text.push_str(&top);
     text.push_str("```\n");
@@ -63,20 +65,17 @@ fn reference() -> String {
 
 #[test]
 fn issue_23_the_command_reference_documents_every_flag() {
-    let expected = reference();
-    let path = repository().join("docs/cli-reference.md");
-    if std::env::var_os("RLVR_UPDATE_DOCS").is_some_and(|value| value == "1") {
-        std::fs::write(&path, &expected).expect("write docs/cli-reference.md");
-    }
-    let documented = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        documented == expected,
-        "docs/cli-reference.md is not the binary's help: run \
-         `RLVR_UPDATE_DOCS=1 cargo nextest run -p rlvr -E 'test(command_reference)'` and commit it"
-    );
+    let reference = reference();
     for flag in ["--no-verify", "--attempts", "--lang", "--workers"] {
-        assert!(documented.contains(flag), "{flag}");
+        assert!(reference.contains(flag), "{flag}");
     }
+    // A page of docs/ as it is (a binary snapshot keeps its content file whole).
+    insta::with_settings!({
+        snapshot_path => "../../../../docs",
+        prepend_module_to_snapshot => false,
+    }, {
+        insta::assert_binary_snapshot!("cli-reference.md", reference.into_bytes());
+    });
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! Reward integrity through `rlvr serve` (issues 12 and 22): the hostile responses of
-//! `tests/fixtures/integrity/attacks.py` and `live.py` through `POST /v1/verify` and
+//! Reward integrity through `rlvr serve` (issues 12, 22 and 32): the hostile responses of
+//! `tests/fixtures/integrity/attacks.py`, `live.py` and `referee.py` through `POST /v1/verify` and
 //! open-instruct's `POST /test_program` must score 0 (they scored 1.0 before), honest ones must
 //! pass, and the tampering they tried and the untrusted comparisons they made must show in the
 //! responses and in `/metrics`.
@@ -85,6 +85,8 @@ fn hostile_answers_score_zero(served: &Served) {
     let mut hostile = jobs("hostile");
     hostile.extend(fixture_jobs("live.py", "hostile"));
     hostile.extend(fixture_jobs("live.py", "forms"));
+    hostile.extend(fixture_jobs("referee.py", "hostile"));
+    hostile.extend(fixture_jobs("referee.py", "forged"));
     let answer = served.post_ok(
         "/v1/verify",
         &json!({"jobs": hostile, "profile": "judge", "details": true}),
@@ -105,6 +107,16 @@ fn hostile_answers_score_zero(served: &Served) {
             .unwrap()
             >= 1
     );
+    // Issue 32: every forged message on the live channel is reported.
+    for id in [
+        "garbage_frame",
+        "unasked_answer",
+        "malformed_value",
+        "not_an_object",
+    ] {
+        let result = results.iter().find(|result| result["id"] == id).unwrap();
+        assert_eq!(result["tampering"]["forged_report"], 1, "{result}");
+    }
 
     for job in &hostile {
         let tests = &job["ground_truth"]["functional"];
@@ -143,13 +155,14 @@ fn honest_answers_pass_through_the_server() {
     let served = start();
     let mut honest = jobs("honest");
     honest.extend(fixture_jobs("live.py", "honest"));
+    honest.extend(fixture_jobs("referee.py", "honest"));
     let answer = served.post_ok("/v1/verify", &json!({"jobs": honest}));
     for result in answer["results"].as_array().unwrap() {
         assert_eq!(result["score"], 1.0, "{result}");
     }
-    // The dataclass's `p == Point(1, 2)` and `isinstance(p, Point)`: two of the solution's own
-    // objects.
-    assert_eq!(metric(&served, "rlvr_untrusted_comparisons_total"), 2.0);
+    // The dataclass's `isinstance(p, Point)`: two of the solution's own objects (its `p ==
+    // Point(1, 2)` is compared here, as data).
+    assert_eq!(metric(&served, "rlvr_untrusted_comparisons_total"), 1.0);
     for job in &honest {
         let tests = &job["ground_truth"]["functional"];
         let answer = served.post_ok(

@@ -2,7 +2,9 @@
 //! responses in the real sandbox must score 0, honest ones 1.0, and the summary and `--details`
 //! must show what the hostile ones tried. The responses are in `tests/fixtures/integrity/`:
 //! `attacks.py` and `round2.jsonl` (issue 12's rounds: each hostile one scored 1.0 before) and
-//! `live.py` (issue 22: forms and values the split judge got wrong, and kernel counters).
+//! `live.py` (issue 22: forms and values the split judge got wrong, and kernel counters) and
+//! `referee.py` (issue 32: names resolved as Python would, only the referee deciding, honest
+//! values crossing both ways, forged messages reported).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -373,8 +375,8 @@ fn issue_22_lying_objects_score_zero_in_every_test_form() {
 }
 
 /// Issue 22: honest answers the split judge scored 0 now pass: LeetCode's `Solution()`, a
-/// design class, returned closures, dataclasses (compared with, and checked against, the
-/// solution's own class: untrusted comparisons, counted), namedtuples, Fraction, dates, IntEnum members, dict views,
+/// design class, returned closures, dataclasses (compared with the solution's own class as
+/// data; checked against it: an untrusted comparison, counted), namedtuples, Fraction, dates, IntEnum members, dict views,
 /// an infinite generator the test takes five items from, a 3-million-element list, arguments
 /// changed in place, callbacks, expected exceptions, functions defined at run time,
 /// `inspect.signature` and `sys.settrace(None)` (not tampering), `multiprocessing.Pool`, and
@@ -391,14 +393,15 @@ fn issue_22_honest_values_and_forms_pass() {
     for line in &lines {
         assert_eq!(line["score"], 1.0, "an honest answer failed: {line}");
         assert!(line.get("tampering").is_none(), "{line}");
-        // `p == Point(1, 2)` and `isinstance(p, Point)`: two of the solution's own objects.
-        let expected = if line["id"] == "dataclass" { 2 } else { 0 };
+        // `isinstance(p, Point)`: the solution's word (issue 32: `p == Point(1, 2)` compares
+        // the two objects' class names and attributes here, as data).
+        let expected = if line["id"] == "dataclass" { 1 } else { 0 };
         assert_eq!(line["untrusted_comparisons"], expected, "{line}");
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains(
-            "untrusted comparisons (two of the solution's own objects, its word): 2 in 1 jobs"
+            "untrusted comparisons (two of the solution's own objects, its word): 1 in 1 jobs"
         ),
         "{stderr}"
     );
@@ -530,4 +533,63 @@ fn issue_22_a_test_helper_looping_on_the_solutions_value_is_a_timeout() {
     let tests = lines[0]["tests"].as_array().unwrap();
     assert_eq!(tests[0]["verdict"], "timeout", "{}", lines[0]);
     assert_eq!(tests[1]["verdict"], "pass", "{}", lines[0]);
+}
+
+/// Issue 32: a function named like a builtin or a prelude import (`gcd`, `sum`, `merge`) is the
+/// solution's wherever the test applies it to its own values, in every form (`check(gcd)`, loops
+/// over the test's cases), and the referee's where the test applies it to something computed
+/// (`abs(half(3) - 1.5)`); the solution's `range` never drives the test's loops; a name bound to
+/// something else than the standard object is the solution's. Objects of the solution's classes
+/// that calls return are data: their plain-value methods, truth value and own `__eq__` never
+/// answer. Each wrong answer scores 0; each honest control (the same names, design classes with
+/// methods named `pop`, `get`, `add`, records with fields named `count` and `index`, records
+/// compared as data, exceptions with their classes and arguments, `__slots__` classes, the
+/// test's namedtuples, types as values) scores 1.0 with no untrusted comparison.
+#[test]
+fn issue_32_the_referee_follows_python_and_only_it_decides() {
+    let directory = tempfile::tempdir().unwrap();
+    let hostile = results(&verify(
+        &fixture_jobs(directory.path(), "referee.py", "hostile"),
+        &["--details"],
+    ));
+    assert!(hostile.len() >= 13, "{hostile:?}");
+    for line in &hostile {
+        assert_eq!(line["status"], "ok", "{line}");
+        assert_eq!(line["score"], 0.0, "a hostile answer scored: {line}");
+        assert_eq!(line["untrusted_comparisons"], 0, "{line}");
+    }
+    let honest = results(&verify(
+        &fixture_jobs(directory.path(), "referee.py", "honest"),
+        &["--details"],
+    ));
+    assert!(honest.len() >= 16, "{honest:?}");
+    for line in &honest {
+        assert_eq!(line["score"], 1.0, "an honest answer failed: {line}");
+        assert!(line.get("tampering").is_none(), "{line}");
+        assert_eq!(line["untrusted_comparisons"], 0, "{line}");
+    }
+}
+
+/// Issue 32: every forgery on the live channel (a frame that is not JSON, a message that is not
+/// an object, an answer to a request never asked, a value no encoder writes) fails the test and
+/// is reported as `forged_report`, per job and per test.
+#[test]
+fn issue_32_every_forged_message_is_reported() {
+    let directory = tempfile::tempdir().unwrap();
+    let lines = results(&verify(
+        &fixture_jobs(directory.path(), "referee.py", "forged"),
+        &["--details"],
+    ));
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    for line in &lines {
+        assert_eq!(line["score"], 0.0, "{line}");
+        assert_eq!(line["tampering"]["forged_report"], 1, "{line}");
+        let tests = line["tests"].as_array().unwrap();
+        assert!(
+            tests[0]["tampering"]
+                .as_array()
+                .is_some_and(|kinds| kinds.iter().any(|kind| kind == "forged_report")),
+            "{line}"
+        );
+    }
 }

@@ -299,7 +299,7 @@ fn every_profile_scores_a_right_and_a_wrong_answer() {
 /// corpus of 212 right, wrong, crashing, slow, float-formatted and whitespace-varied answers.
 #[test]
 fn prime_agrees_with_the_real_verl_prime_code_on_every_case() {
-    let corpus = repository().join("crates/rlvr-verify/tests/fixtures/prime_corpus.jsonl");
+    let corpus = repository().join("crates/rlvr-verify/tests/fixtures/prime_corpus.snap.jsonl");
     let committed =
         repository().join("crates/rlvr-verify/tests/fixtures/prime_corpus_scores.jsonl");
     let reference = Command::new(python())

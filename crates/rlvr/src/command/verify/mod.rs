@@ -20,7 +20,6 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use rlvr_engine::{Engine, EngineConfig, InOrder, Job, JobTests, parse_job_line};
 use rlvr_products::answer_variety::VarietyPhrase;
 use rlvr_sandbox::{RunRequest, Sandbox};
@@ -29,7 +28,7 @@ use serde_json::Value;
 
 use self::output::ResultsOutput;
 use self::summary::Summary;
-use crate::exit::{Failure, SANDBOX_UNAVAILABLE, Status, USAGE};
+use crate::exit::{Error, Status};
 use crate::stdout::out;
 use rlvr_products::dataset_rows::DatasetRows;
 
@@ -97,7 +96,7 @@ type Finished = (u64, Value, Option<JobResult>, Marks);
 /// than one answer (empty: none). `None` for a ground truth given inline (no statement).
 type Marks = Option<Vec<VarietyPhrase>>;
 
-pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
+pub(crate) fn run(args: Args) -> Result<Status, Error> {
     if args.list_profiles {
         out!("{}", describe_profiles())?;
         return Ok(Status::Success);
@@ -121,9 +120,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         crate::command::testlib_header::read_testlib_header(args.testlib_header.as_deref())?;
     let input = open_jobs(&jobs_path)?;
     let dataset = match &args.dataset {
-        Some(path) => Some(
-            DatasetRows::open(path).map_err(|error| Failure::new(USAGE, format!("{error:#}")))?,
-        ),
+        Some(path) => Some(DatasetRows::open(path).map_err(|error| Error::Dataset(error.into()))?),
         None => None,
     };
     let mut output = ResultsOutput::open(args.out.as_deref())?;
@@ -147,10 +144,18 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     // Ctrl-C and SIGTERM set the engine's cancel flag: tests not started are skipped, and
     // results that were not final by then are never written.
     let interrupted = engine.cancel_flag();
-    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted))
-        .context("installing the Ctrl-C handler")?;
-    signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&interrupted))
-        .context("installing the SIGTERM handler")?;
+    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted)).map_err(
+        |source| Error::SignalHandler {
+            signal: "Ctrl-C",
+            source,
+        },
+    )?;
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&interrupted)).map_err(
+        |source| Error::SignalHandler {
+            signal: "SIGTERM",
+            source,
+        },
+    )?;
 
     let progress = crate::progress::jobs_bar(&jobs_path);
     let (sender, receiver) = mpsc::channel::<Finished>();
@@ -203,8 +208,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         if interrupted.load(Ordering::Relaxed) {
             break;
         }
-        let mut bytes = bytes
-            .with_context(|| format!("{}: reading line {}", jobs_path.display(), line_index + 1))?;
+        let mut bytes = bytes.map_err(|error| {
+            Error::input(
+                format!("{}: reading line {}", jobs_path.display(), line_index + 1),
+                error,
+            )
+        })?;
         if bytes.last() == Some(&b'\r') {
             bytes.pop();
         }
@@ -253,7 +262,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
     engine.shutdown();
     let (summary, output, written) = writer.join().expect("the writer thread does not panic");
     progress.finish_and_clear();
-    written.context("writing results")?;
+    written.map_err(Error::write("results"))?;
     // The results are complete (or, after an interrupt, every finished one): into place.
     output.finish()?;
     summary.print(started.elapsed(), &statistics);
@@ -265,10 +274,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Status> {
         return Ok(Status::Interrupted);
     }
     if summary.jobs() != sequence {
-        return Err(anyhow::anyhow!(
-            "{} results were written for {sequence} jobs",
-            summary.jobs()
-        ));
+        return Err(Error::ResultsMissing {
+            written: summary.jobs(),
+            jobs: sequence,
+        });
     }
     Ok(if summary.unscored() > 0 {
         Status::ProblemsFound
@@ -314,28 +323,25 @@ enum Reward {
     Binary,
 }
 
-fn resolve_profile(args: &Args) -> anyhow::Result<Profile> {
+fn resolve_profile(args: &Args) -> Result<Profile, Error> {
     let profile = Profile::named(args.profile);
     if args.reward == Reward::Binary {
-        return profile
-            .with_binary_reward()
-            .map_err(|error| Failure::new(USAGE, error.to_string()).into());
+        return profile.with_binary_reward().map_err(Error::Profile);
     }
     Ok(profile)
 }
 
-fn open_jobs(path: &PathBuf) -> anyhow::Result<Box<dyn BufRead + Send>> {
+fn open_jobs(path: &PathBuf) -> Result<Box<dyn BufRead + Send>, Error> {
     if path.as_os_str() == "-" {
         return Ok(Box::new(std::io::BufReader::new(std::io::stdin())));
     }
     if path.is_dir() {
-        return Err(Failure::new(
-            USAGE,
-            format!("{}: is a directory, not a jobs file", path.display()),
-        )
-        .into());
+        return Err(Error::empty_input(format!(
+            "{}: is a directory, not a jobs file",
+            path.display()
+        )));
     }
-    let file = fs_err::File::open(path).map_err(|error| Failure::new(USAGE, error.to_string()))?;
+    let file = fs_err::File::open(path).map_err(Error::Unreadable)?;
     Ok(Box::new(std::io::BufReader::with_capacity(1 << 20, file)))
 }
 
@@ -415,22 +421,21 @@ fn result_line(id: Value, result: JobResult, details: bool, marks: Marks) -> Str
 
 /// The Klear prefix imports numpy and pandas; without them every functional test would fail
 /// silently, so refuse instead.
-pub(crate) fn require_scientific_modules(sandbox: &Sandbox) -> anyhow::Result<()> {
+pub(crate) fn require_scientific_modules(sandbox: &Sandbox) -> Result<(), Error> {
     let probe = sandbox
         .run(&RunRequest::python("import numpy, pandas"))
-        .map_err(|error| Failure::new(SANDBOX_UNAVAILABLE, error.to_string()))?;
+        .map_err(Error::Sandbox)?;
     if probe.exit_code != Some(0) {
         let reason = String::from_utf8_lossy(&probe.stderr);
         let last = reason.trim_end().lines().last().unwrap_or("import failed");
-        return Err(Failure::new(
-            SANDBOX_UNAVAILABLE,
-            format!(
+        return Err(Error::SandboxUnavailable {
+            message: format!(
                 "the klear profile imports numpy and pandas in every functional test, but the sandbox \
                  interpreter {} cannot ({last}); install them (scripts/setup does) or pick another profile",
                 sandbox.interpreter().host_executable.display()
             ),
-        )
-        .into());
+            source: None,
+        });
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! or `--out FILE` through [`rlvr_output::AtomicFile`], moved into place by [`ResultsOutput::finish`]
 //! (a failure before that leaves any previous file untouched).
 
+use crate::exit::Error;
 use std::io::Write;
 use std::path::Path;
 
@@ -13,7 +14,7 @@ pub(crate) enum ResultsOutput {
 
 impl ResultsOutput {
     /// Standard output without a path; else the file, not yet visible.
-    pub(crate) fn open(path: Option<&Path>) -> anyhow::Result<Self> {
+    pub(crate) fn open(path: Option<&Path>) -> Result<Self, Error> {
         Ok(match path {
             None => Self::Stdout(std::io::stdout()),
             Some(path) => Self::File(rlvr_output::AtomicFile::create(path)?),
@@ -21,9 +22,11 @@ impl ResultsOutput {
     }
 
     /// Moves a file output into place.
-    pub(crate) fn finish(self) -> anyhow::Result<()> {
+    pub(crate) fn finish(self) -> Result<(), Error> {
         match self {
-            Self::Stdout(mut stdout) => stdout.flush()?,
+            Self::Stdout(mut stdout) => stdout
+                .flush()
+                .map_err(Error::write(crate::stdout::STANDARD_OUTPUT))?,
             Self::File(file) => file.commit()?,
         }
         Ok(())
