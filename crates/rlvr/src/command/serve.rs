@@ -154,11 +154,14 @@ fn resolve(args: &Args) -> Result<ServerConfig, Error> {
 }
 
 /// `--dataset`: the file indexed by byte offset and by `metadata.hash`.
-fn open_dataset(path: &std::path::Path) -> anyhow::Result<Arc<DatasetRows>> {
-    let usage = |error: anyhow::Error| Failure::new(USAGE, format!("--dataset: {error:#}"));
+fn open_dataset(path: &std::path::Path) -> Result<Arc<DatasetRows>, Error> {
+    let usage = |error: anyhow::Error| Error::usage(format!("--dataset: {error:#}"));
     let mut rows = DatasetRows::open(path).map_err(usage)?;
     if rows.is_empty() {
-        return Err(usage(anyhow::anyhow!("{}: no rows", path.display())).into());
+        return Err(Error::usage(format!(
+            "--dataset: {}: no rows",
+            path.display()
+        )));
     }
     let hashed = rows.index_hashes().map_err(usage)?;
     eprintln!(
