@@ -66,9 +66,10 @@ pub(crate) struct Args {
     /// (`checker_cpp` ground truths; rlvr ships none).
     #[arg(long, value_name = "PATH")]
     testlib_header: Option<PathBuf>,
-    /// A dataset JSONL file whose rows `/v1/verify` jobs may name by `"index"` (zero-based) or
-    /// `"hash"` (`metadata.hash`) instead of sending their `ground_truth`; indexed by byte
-    /// offset at start (each row read once for its hash), rows read when a job names them.
+    /// A dataset JSONL file (or a `rlvr export parquet` directory) whose rows `/v1/verify` jobs
+    /// may name by `"index"` (zero-based) or `"hash"` (`metadata.hash`) instead of sending their
+    /// `ground_truth`; indexed by byte offset at start (each row read once for its hash), rows
+    /// read when a job names them.
     #[arg(long, value_name = "FILE")]
     dataset: Option<PathBuf>,
 }
@@ -156,7 +157,20 @@ fn resolve(args: &Args) -> Result<ServerConfig, Error> {
 /// `--dataset`: the file indexed by byte offset and by `metadata.hash`.
 fn open_dataset(path: &std::path::Path) -> Result<Arc<DatasetRows>, Error> {
     let usage = |error: anyhow::Error| Error::usage(format!("--dataset: {error:#}"));
-    let mut rows = DatasetRows::open(path).map_err(usage)?;
+    let mut rows = if path.is_dir() {
+        // An export directory (`rlvr export parquet`): restored to JSON Lines once (`rlvr
+        // import parquet`, byte for byte), indexed, then unlinked: the open file stays readable
+        // and nothing is left behind.
+        let restored =
+            std::env::temp_dir().join(format!("rlvr-serve-dataset-{}.jsonl", std::process::id()));
+        let imported = rlvr_products::import_parquet(path, &restored)
+            .map_err(|error| Error::usage(format!("--dataset: {}: {error}", path.display())));
+        let rows = imported.and_then(|_| DatasetRows::open(&restored).map_err(usage));
+        let _ = std::fs::remove_file(&restored);
+        rows?
+    } else {
+        DatasetRows::open(path).map_err(usage)?
+    };
     if rows.is_empty() {
         return Err(Error::usage(format!(
             "--dataset: {}: no rows",

@@ -15,7 +15,7 @@ fn dataset(directory: &std::path::Path) -> std::path::PathBuf {
         json!({
             "prompt": [{"role": "user", "content": format!("Print n times {factor}.")}],
             "label": {"inputs": ["2\n", "5\n"], "outputs": [format!("{}\n", 2 * factor), format!("{}\n", 5 * factor)]},
-            "metadata": {"hash": hash, "ground_truth": {"inputs": ["2\n", "5\n"], "outputs": [format!("{}\n", 2 * factor), format!("{}\n", 5 * factor)]}},
+            "metadata": {"data_type": "code", "data_source": "coder1_longcot", "ability": "code", "style": "rule", "hash": hash, "ground_truth": {"inputs": ["2\n", "5\n"], "outputs": [format!("{}\n", 2 * factor), format!("{}\n", 5 * factor)]}},
         })
         .to_string()
     };
@@ -155,7 +155,10 @@ fn serve_refuses_a_dataset_it_cannot_read() {
         (&empty, "no rows".to_owned()),
         (&broken, "broken.jsonl row 1 (line 2".to_owned()),
         (&missing, "missing.jsonl".to_owned()),
-        (&directory.path().to_path_buf(), "is a directory".to_owned()),
+        (
+            &directory.path().to_path_buf(),
+            "holds no .parquet file".to_owned(),
+        ),
     ] {
         let refused = Command::new(env!("CARGO_BIN_EXE_rlvr"))
             .args([
@@ -177,4 +180,47 @@ fn serve_refuses_a_dataset_it_cannot_read() {
             "{expected}: {stderr}"
         );
     }
+}
+
+#[test]
+fn serve_holds_an_exported_parquet_directory_as_its_dataset() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = dataset(directory.path());
+    let exported = directory.path().join("hf");
+    let export = Command::new(env!("CARGO_BIN_EXE_rlvr"))
+        .args(["export", "parquet"])
+        .arg(&path)
+        .arg(&exported)
+        .output()
+        .expect("rlvr export runs");
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let served = Served::start_logged(&["--workers", "1", "--dataset", exported.to_str().unwrap()]);
+    let answers = results(
+        &served,
+        json!([
+            {"id": 0, "response": times(3), "hash": "tripling"},
+            {"id": 1, "response": times(2), "index": 0},
+            {"id": 2, "response": times(2), "index": 1},
+        ]),
+    );
+    let scores: Vec<&Value> = answers.iter().map(|result| &result["score"]).collect();
+    assert_eq!(scores, [1.0, 1.0, 0.0], "{answers:?}");
+    assert!(
+        served.log().contains(": 4 rows, 4 with a metadata.hash"),
+        "{}",
+        served.log()
+    );
+    let leftovers = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry.file_name().to_string_lossy()
+                == format!("rlvr-serve-dataset-{}.jsonl", served.id())
+        })
+        .count();
+    assert_eq!(leftovers, 0, "the restored JSONL is unlinked once indexed");
 }
