@@ -40,6 +40,9 @@ def find_binary(explicit: Optional[str] = None) -> str:
     if on_path:
         return on_path
     raise FileNotFoundError(
-        "cannot find the rlvr binary: install the platform wheel (it carries the binary), set "
+        "cannot find the rlvr binary, which local verification needs (this looks like the "
+        "client-only package): to use a remote server, set RLVR_URL=http://HOST:PORT of a "
+        "running `rlvr serve` (or pass its URL to rlvr.Client); to verify on this machine, "
+        "install the platform wheel (Linux x86_64 or aarch64; it carries the binary), set "
         f"RLVR_BIN, or put rlvr on PATH (looked at {candidates} and PATH)"
     )

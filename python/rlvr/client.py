@@ -4,7 +4,14 @@ starts itself. Standard library only.
 * Sharding: a batch is cut into contiguous shards spread over the URLs (and into requests of
   at most `max_batch` jobs), sent concurrently, and put back in job order.
 * Retries: 429 (honouring Retry-After), any 5xx and connection errors are retried with
-  exponential backoff on the next URL, until the call's deadline; other 4xx raise at once.
+  exponential backoff on the next URL, until the call's deadline (`deadline`, or
+  `$RLVR_DEADLINE`, seconds); other 4xx raise at once. Each retry is logged (logger
+  `rlvr.client`, a warning) with its cause.
+* Failing fast: a connection is given `connect_timeout` seconds (or `$RLVR_CONNECT_TIMEOUT`;
+  default 10). When no URL accepts a connection for that long (refused, unreachable, unknown
+  host), the call raises `VerifyError` naming the URLs and the cause, instead of retrying until
+  the deadline. A server that accepts but never answers is an error at the deadline, naming
+  the URL.
 * Async: `averify` / `aget_reward` run the same requests on threads, so an event loop (TRL's
   async reward functions, verl's reward loop) is never blocked.
 """
@@ -14,20 +21,43 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import logging
 import math
 import os
 import socket
 import threading
 import time
-import urllib.error
+import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from rlvr._local import LocalServer
-from rlvr.ground_truth import GroundTruthError, plain, tests_of
+from rlvr.ground_truth import GroundTruthError, plain, reference_of, tests_of
 
 RETRIED_STATUSES = {429} | set(range(500, 600))
+DEFAULT_DEADLINE = 900.0
+DEFAULT_CONNECT_TIMEOUT = 10.0
+LOG = logging.getLogger("rlvr.client")
+
+
+def _seconds_setting(value: Optional[float], variable: str, default: float) -> float:
+    """`value`, else the environment variable `variable` (seconds), else `default`."""
+    if value is None:
+        text = os.environ.get(variable, "").strip()
+        if not text:
+            return default
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"${variable} must be a number of seconds, not {text!r}") from None
+        origin = f"${variable}"
+    else:
+        value = float(value)
+        origin = variable.removeprefix("RLVR_").lower()
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{origin} must be a positive number of seconds, not {value!r}")
+    return value
 
 
 class VerifyError(RuntimeError):
@@ -56,6 +86,10 @@ class Client:
     from a `with` block, or at interpreter exit); a string is one server (a comma-separated
     string is several); a list is several servers to shard over. `server_log`: a file the local
     server's log is appended to (default: this process's stderr).
+
+    `deadline`: seconds a call may take in all, retries included (default `$RLVR_DEADLINE`,
+    else 900). `connect_timeout`: seconds without any URL accepting a connection before a call
+    gives up (default `$RLVR_CONNECT_TIMEOUT`, else 10).
     """
 
     def __init__(
@@ -64,7 +98,8 @@ class Client:
         *,
         token: Optional[str] = None,
         profile: Optional[str] = None,
-        deadline: float = 900.0,
+        deadline: Optional[float] = None,
+        connect_timeout: Optional[float] = None,
         max_batch: int = 1024,
         max_concurrent_requests: Optional[int] = None,
         workers: Optional[int] = None,
@@ -85,7 +120,8 @@ class Client:
         self.urls = [_base_url(part) for part in urls]
         self.token = token if token is not None else os.environ.get("RLVR_TOKEN")
         self.profile = profile
-        self.deadline = deadline
+        self.deadline = _seconds_setting(deadline, "RLVR_DEADLINE", DEFAULT_DEADLINE)
+        self.connect_timeout = _seconds_setting(connect_timeout, "RLVR_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT)
         self.max_batch = max(1, max_batch)
         self.max_concurrent_requests = max_concurrent_requests or 4 * len(self.urls)
         self._pool = ThreadPoolExecutor(self.max_concurrent_requests, thread_name_prefix="rlvr-client")
@@ -114,6 +150,9 @@ class Client:
     # -- verification ------------------------------------------------------------------
     def verify(self, jobs: Sequence[Dict[str, Any]], **options: Any) -> List[Dict[str, Any]]:
         """Scores jobs (`{"response", "ground_truth", "id"?}`); returns result dicts in order.
+        Against `rlvr serve --dataset`, a job may name its row instead of carrying its tests:
+        `{"response", "index": N}` or `{"response", "hash": "..."}` (or a ground truth that is
+        only `{"index": N}` / `{"hash": "..."}`).
 
         Options: profile, reward ("rate" | "binary"), time_limit, memory_limit, max_tests,
         all_tests, seed, details, deadline (seconds for the whole call).
@@ -198,31 +237,94 @@ class Client:
     def _post(self, path: str, body: Dict[str, Any], shard: int, deadline: float, _positions=None) -> Dict[str, Any]:
         data = json.dumps(body, default=plain).encode()
         attempt = 0
-        last_error = "no attempt made"
+        causes: List[str] = []
+        # Since when no URL has accepted a connection (None: the last attempt connected).
+        unreachable_since: Optional[float] = None
         while True:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise VerifyError(f"deadline passed after {attempt} attempt(s); last error: {last_error}")
             url = self.urls[(shard + attempt) % len(self.urls)]
+            if remaining <= 0:
+                raise VerifyError(
+                    f"{url}{path}: deadline passed ({self.deadline:g} s budget unless the call set its own) "
+                    f"after {attempt} attempt(s); last error: {causes[-1] if causes else 'none'}"
+                )
             if path == "/v1/verify":
                 data = json.dumps(dict(body, deadline=max(remaining, 0.001)), default=plain).encode()
-            request = urllib.request.Request(url + path, data=data, headers=self._headers(), method="POST")
             wait = min(0.1 * 2 ** attempt, 5.0)
+            connected = False
             try:
-                with urllib.request.urlopen(request, timeout=remaining) as response:
-                    return json.loads(response.read())
-            except urllib.error.HTTPError as error:
-                text = error.read().decode(errors="replace")
-                if error.code not in RETRIED_STATUSES:
-                    raise VerifyError(f"{url}{path}: HTTP {error.code}: {text}", error.code) from None
-                last_error = f"HTTP {error.code}: {text}"
-                retry_after = error.headers.get("Retry-After")
+                connection = _connection(url, min(self.connect_timeout, remaining))
+                try:
+                    connection.connect()
+                    connected = True
+                    # Past the connection, an answer may take as long as the deadline allows.
+                    connection.sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                    connection.request("POST", _path_of(url) + path, body=data, headers=self._headers())
+                    response = connection.getresponse()
+                    payload = response.read()
+                finally:
+                    connection.close()
+                if response.status == 200:
+                    return json.loads(payload)
+                text = payload.decode(errors="replace")
+                if response.status not in RETRIED_STATUSES:
+                    raise VerifyError(f"{url}{path}: HTTP {response.status}: {text}", response.status)
+                cause = f"HTTP {response.status}: {text[:500]}"
+                retry_after = response.getheader("Retry-After")
                 if retry_after and retry_after.isdigit():
                     wait = max(wait, float(retry_after))
-            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout, TimeoutError) as error:
-                last_error = f"{type(error).__name__}: {error}"
+            except (OSError, http.client.HTTPException) as error:
+                cause = _describe(error, connected)
+            causes.append(cause)
+            now = time.monotonic()
+            if connected:
+                unreachable_since = None
+            else:
+                unreachable_since = now if unreachable_since is None else unreachable_since
+                if now - unreachable_since + min(wait, deadline - now) >= self.connect_timeout or now >= deadline:
+                    tried = ", ".join(dict.fromkeys(self.urls[(shard + index) % len(self.urls)] for index in range(attempt + 1)))
+                    raise VerifyError(
+                        f"cannot connect to the rlvr server at {tried} (tried {attempt + 1} time(s) over "
+                        f"{now - unreachable_since:.1f} s; connect timeout {self.connect_timeout:g} s): {cause}"
+                        f"{_url_hint()}"
+                    )
             attempt += 1
-            time.sleep(max(0.0, min(wait, deadline - time.monotonic())))
+            wait = max(0.0, min(wait, deadline - time.monotonic()))
+            if wait <= 0:
+                continue
+            LOG.warning("rlvr: %s%s attempt %d failed (%s); retrying in %.1f s on %s", url, path, attempt, cause, wait,
+                        self.urls[(shard + attempt) % len(self.urls)])
+            time.sleep(wait)
+
+
+def _connection(url: str, timeout: float) -> http.client.HTTPConnection:
+    parts = urllib.parse.urlsplit(url)
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    return kind(parts.hostname or "", parts.port, timeout=timeout)
+
+
+def _path_of(url: str) -> str:
+    return urllib.parse.urlsplit(url).path.rstrip("/")
+
+
+def _describe(error: BaseException, connected: bool) -> str:
+    """Why an attempt failed, in words."""
+    if isinstance(error, (socket.timeout, TimeoutError)):
+        if connected:
+            return "the server accepted the connection but sent no answer before the deadline"
+        return "connecting timed out (nothing answered at that address)"
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused (no server listening on that port)"
+    if isinstance(error, socket.gaierror):
+        return f"unknown host ({error})"
+    if isinstance(error, http.client.RemoteDisconnected) or (connected and isinstance(error, ConnectionError)):
+        return f"the server closed the connection mid-request ({type(error).__name__}: {error})"
+    return f"{type(error).__name__}: {error}"
+
+
+def _url_hint() -> str:
+    url = os.environ.get("RLVR_URL")
+    return f" ($RLVR_URL is {url!r})" if url else ""
 
 
 def _base_url(url: str) -> str:
@@ -241,13 +343,23 @@ def _job(job: Any, position: int) -> Dict[str, Any]:
     job = dict(job)
     job.setdefault("id", position)
     if "ground_truth" in job:
-        job["ground_truth"] = _tests_or_plain(job["ground_truth"])
+        reference = reference_of(job["ground_truth"])
+        if reference is not None:
+            # A row of the server's dataset (`rlvr serve --dataset`): sent by name, not by tests.
+            del job["ground_truth"]
+            job.update(reference)
+        else:
+            job["ground_truth"] = _tests_or_plain(job["ground_truth"])
     return plain(job)
 
 
 def _tests_or_plain(value: Any) -> Any:
     """The tests in `value` (`rlvr.ground_truth.tests_of`); a value without tests is sent as
-    plain JSON, and the server answers it with an `invalid_job` result saying why."""
+    plain JSON, and the server answers it with an `invalid_job` result saying why. A value that
+    only names a dataset row (`{"index": N}`, `{"hash": "..."}`) is sent as that name."""
+    reference = reference_of(value)
+    if reference is not None:
+        return reference
     try:
         return tests_of(value)
     except GroundTruthError:

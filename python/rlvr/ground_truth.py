@@ -19,6 +19,11 @@ Rules, in order:
   `label` (a release row), or `metadata.ground_truth`, looked up in that order.
 * a JSON string is parsed when it needs any of the above; a string that already starts with a
   tests key and holds no `null` is passed on untouched (the server parses it once).
+
+A ground truth may instead name a row of the dataset the server holds (`rlvr serve --dataset`,
+issue 34): `{"index": N}` (zero-based row) or `{"hash": "..."}` (its `metadata.hash`), as a
+mapping or a JSON string; `reference_of` finds it, and the job then carries that key instead of
+`ground_truth`.
 """
 
 from __future__ import annotations
@@ -42,6 +47,33 @@ _FIRST_KEY = re.compile(r'\s*\{\s*"(\w+)"')
 
 class GroundTruthError(ValueError):
     """No tests could be found in a value (says what the value looked like)."""
+
+
+REFERENCE_KEYS = ("index", "hash")
+"""Keys that name a row of the server's dataset instead of carrying its tests."""
+
+
+def reference_of(value: Any) -> Optional[dict]:
+    """`{"index": N}` or `{"hash": "..."}` when `value` is only that (a mapping or a JSON
+    string), else None."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not (text.startswith("{") and any(f'"{key}"' in text[:64] for key in REFERENCE_KEYS)):
+            return None
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None
+    if not isinstance(value, Mapping):
+        return None
+    present = {key: plain(item) for key, item in value.items() if not is_missing(item)}
+    if len(present) == 1:
+        key, item = next(iter(present.items()))
+        if key == "index" and isinstance(item, int) and not isinstance(item, bool):
+            return {"index": item}
+        if key == "hash" and isinstance(item, str):
+            return {"hash": item}
+    return None
 
 
 def is_missing(value: Any) -> bool:

@@ -6,9 +6,15 @@ the node's address with a random bearer token, killed with the actor). `Verifier
 cuts a batch into contiguous chunks (`chunks_per_verifier` per verifier) and hands them to the
 verifiers as they free up; results come back in job order, exactly one per job.
 
+Each verifier finds the `rlvr` binary on its own node (`RLVR_BIN` in the environment of that
+node's `ray start`, else the wheel installed there), never the driver's path; its `rlvr serve`
+runs with that node's `RLVR_PYTHON`.
+
 Failures: a verifier whose node died, whose actor died or whose `rlvr serve` exited is
 dropped from the pool (and killed), and the chunk it was scoring goes back to the queue for
-another verifier; chunks it had finished are kept. A chunk is tried at most `max_attempts`
+another verifier; chunks it had finished are kept. When its node is still alive, a new
+verifier is started on that node and takes its place (`replace_lost=True`, the default;
+`pool.replacements` records each), so a crash of one server does not shrink the pool. A chunk is tried at most `max_attempts`
 times; with no verifier left, `verify` raises `VerifierLost` naming every failure. A chunk
 refused by the server (a 4xx: bad options) raises at once, as it would anywhere.
 `VerifierPool.client()` gives an HTTP client over all nodes' URLs instead.
@@ -49,8 +55,11 @@ class VerifierLost(RuntimeError):
 class Verifier:
     """Owns one `rlvr serve` on its node."""
 
-    def __init__(self, binary: str, workers: Optional[int], bind_loopback: bool, token: str) -> None:
+    def __init__(self, binary: Optional[str], workers: Optional[int], bind_loopback: bool, token: str) -> None:
         self.node_id = ray.get_runtime_context().get_node_id()
+        # Resolved here, on this node: the driver's path may not exist on it.
+        binary = find_binary(binary)
+        self.binary = binary
         host = "127.0.0.1" if bind_loopback else ray.util.get_node_ip_address()
         handle, self.token_file = tempfile.mkstemp(prefix="rlvr-token-")
         with os.fdopen(handle, "w") as file:
@@ -66,7 +75,8 @@ class Verifier:
         self.calls = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="rlvr-verifier")
 
     def describe(self) -> Dict[str, Any]:
-        return {"node_id": self.node_id, "url": self.server.url, "pid": self.server.pid, "actor_pid": os.getpid()}
+        return {"node_id": self.node_id, "url": self.server.url, "pid": self.server.pid, "actor_pid": os.getpid(),
+                "binary": self.binary, "python": os.environ.get("RLVR_PYTHON")}
 
     def verify(self, jobs: List[Dict[str, Any]], options: Dict[str, Any]) -> List[Dict[str, Any]]:
         # The client retries connection errors until its deadline; a server that exited will
@@ -98,12 +108,18 @@ class Verifier:
 class VerifierPool:
     """The verifiers of a cluster."""
 
-    def __init__(self, actors: List[Any], descriptions: List[Dict[str, Any]], token: str) -> None:
+    def __init__(self, actors: List[Any], descriptions: List[Dict[str, Any]], token: str,
+                 settings: Optional[Dict[str, Any]] = None, replace_lost: bool = False) -> None:
         self.actors = actors
         self.descriptions = descriptions
         self.token = token
+        self.settings = settings or {"binary": None, "workers": None, "bind_loopback": False}
+        """How each verifier was started (`binary`, `workers`, `bind_loopback`): replacements alike."""
+        self.replace_lost = replace_lost
         self.failures: List[Dict[str, Any]] = []
         """Verifiers dropped from the pool: `{"node_id", "url", "error"}`, in order."""
+        self.replacements: List[Dict[str, Any]] = []
+        """Verifiers started in place of a failed one: `{"node_id", "old_url", "url"}`, in order."""
 
     @property
     def urls(self) -> List[str]:
@@ -148,7 +164,10 @@ class VerifierPool:
                     shard = ray.get(done)
                 except (ray.exceptions.RayActorError, VerifierDown) as error:
                     self._drop(index, error)
-                    lost.add(index)
+                    if self.replace_lost and self._replace(index):
+                        idle.append(index)
+                    else:
+                        lost.add(index)
                     if attempts + 1 >= max_attempts:
                         raise VerifierLost(f"jobs {chunk.start}..{chunk.stop - 1} failed {attempts + 1} times: {self.failures}") from error
                     queue.appendleft((chunk, attempts + 1))
@@ -171,6 +190,26 @@ class VerifierPool:
         except Exception:  # already gone with its node
             pass
 
+    def _replace(self, index: int, timeout: float = 60.0) -> bool:
+        """Starts a verifier on the failed one's node if that node is alive; True when it runs."""
+        node_id = self.descriptions[index]["node_id"]
+        if not any(node.get("NodeID") == node_id and node.get("Alive") for node in ray.nodes()):
+            return False
+        actor = _start_verifier(node_id, self.settings, self.token)
+        try:
+            [description] = ray.get([actor.describe.remote()], timeout=timeout)
+        except Exception as error:  # the node died meanwhile, or the server did not start
+            self.failures.append({"node_id": node_id, "url": None, "error": f"replacement failed: {type(error).__name__}: {error}"})
+            try:
+                ray.kill(actor)
+            except Exception:
+                pass
+            return False
+        self.replacements.append({"node_id": node_id, "old_url": self.descriptions[index]["url"], "url": description["url"]})
+        self.actors[index] = actor
+        self.descriptions[index] = description
+        return True
+
     def _forget(self, lost: set) -> None:
         self.actors = [actor for index, actor in enumerate(self.actors) if index not in lost]
         self.descriptions = [description for index, description in enumerate(self.descriptions) if index not in lost]
@@ -187,24 +226,28 @@ class VerifierPool:
         self.descriptions = []
 
 
+def _start_verifier(node_id: str, settings: Dict[str, Any], token: str) -> Any:
+    return Verifier.options(
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False),
+    ).remote(settings["binary"], settings["workers"], settings["bind_loopback"], token)
+
+
 def start_verifiers(
     workers: Optional[int] = None,
     binary: Optional[str] = None,
     bind_loopback: bool = False,
+    replace_lost: bool = True,
 ) -> VerifierPool:
     """One `Verifier` per alive node with CPUs. `workers`: engine workers per node (default:
-    the node's cores). `bind_loopback`: listen on 127.0.0.1 (only `VerifierPool.verify`, which
-    goes through the actors, can then be used)."""
-    binary = find_binary(binary)
+    the node's cores). `binary`: the path of `rlvr` on every node (default: each node finds its
+    own). `bind_loopback`: listen on 127.0.0.1 (only `VerifierPool.verify`, which goes through
+    the actors, can then be used). `replace_lost`: start a new verifier on a live node whose
+    verifier failed."""
     token = secrets.token_hex(16)
     nodes = [node for node in ray.nodes() if node.get("Alive") and node.get("Resources", {}).get("CPU", 0) > 0]
     if not nodes:
         raise RuntimeError("no alive Ray node with CPUs")
-    actors = [
-        Verifier.options(
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False),
-        ).remote(binary, workers, bind_loopback, token)
-        for node in nodes
-    ]
+    settings = {"binary": binary, "workers": workers, "bind_loopback": bind_loopback}
+    actors = [_start_verifier(node["NodeID"], settings, token) for node in nodes]
     descriptions = ray.get([actor.describe.remote() for actor in actors])
-    return VerifierPool(actors, descriptions, token)
+    return VerifierPool(actors, descriptions, token, settings=settings, replace_lost=replace_lost)

@@ -8,6 +8,10 @@ score it.
 
 `make_reward_function(column=..., profile=..., url=..., asynchronous=...)` builds one with
 other settings; its `__name__` is what TRL logs.
+
+Against `rlvr serve --dataset FILE` (issue 34), `make_reward_function(reference="hash")` sends
+each row's name instead of its tests: the `hash` column (the Parquet export's, or name another
+with `column=`) as `"hash"`, or with `reference="index"` the `row` column as `"index"`.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any, Callable, List, Optional
 
 from rlvr._scores import response_text
 from rlvr.client import Client, default_client
-from rlvr.ground_truth import column_value
+from rlvr.ground_truth import column_value, plain
 
 
 def make_reward_function(
@@ -25,8 +29,12 @@ def make_reward_function(
     url: Optional[str] = None,
     asynchronous: bool = False,
     name: Optional[str] = None,
+    reference: Optional[str] = None,
     **options: Any,
 ) -> Callable[..., Any]:
+    if reference not in (None, "index", "hash"):
+        raise ValueError(f"reference must be 'index' or 'hash', not {reference!r}")
+    reference_column = column or {"index": "row", "hash": "hash"}.get(reference or "", "")
     client_holder: List[Client] = []
 
     def client() -> Client:
@@ -35,6 +43,14 @@ def make_reward_function(
         return client_holder[0]
 
     def jobs_of(completions: List[Any], kwargs: dict) -> List[dict]:
+        if reference is not None:
+            if reference_column not in kwargs:
+                raise KeyError(f"reference={reference!r} reads the dataset column {reference_column!r}, which TRL did not pass")
+            names = kwargs[reference_column]
+            return [
+                {"response": response_text(completion), reference: plain(name)}
+                for completion, name in zip(completions, names)
+            ]
         truths = column_value(kwargs, column)
         return [
             {"response": response_text(completion), "ground_truth": truth}

@@ -3,13 +3,16 @@
 import asyncio
 import http.server
 import json
+import logging
 import os
+import socket
 import threading
 import time
 
 import pytest
 
 import rlvr
+import rlvr.verl
 from conftest import DOUBLING, RIGHT, WRONG
 
 
@@ -153,3 +156,98 @@ def _metric(client, index, name):
 
 def test_binary_is_found_through_rlvr_bin():
     assert rlvr.find_binary() == os.environ["RLVR_BIN"]
+
+
+# -- failing fast (issue 34): a dead, silent or dying server is an error naming the URL ----------
+
+def _closed_port() -> int:
+    """A port nothing listens on (bound, then closed: the kernel refuses connections to it)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_closed_port_is_an_error_naming_the_url_within_the_connect_timeout(caplog):
+    url = f"http://127.0.0.1:{_closed_port()}"
+    client = rlvr.Client(url, connect_timeout=2, deadline=600)
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="rlvr.client"), pytest.raises(rlvr.VerifyError) as failure:
+        client.verify([{"response": RIGHT, "ground_truth": DOUBLING}])
+    elapsed = time.monotonic() - started
+    assert elapsed < 2 + 1, f"gave up after {elapsed:.1f} s, not within the 2 s connect timeout"
+    message = str(failure.value)
+    assert f"cannot connect to the rlvr server at {url}" in message and "connection refused" in message, message
+    retries = [record.getMessage() for record in caplog.records if record.name == "rlvr.client"]
+    assert retries and all("connection refused" in line and url in line for line in retries), retries
+    client.close()
+
+
+def test_a_port_that_accepts_and_never_answers_is_an_error_at_the_budget():
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)  # the kernel completes the handshake; nothing ever reads or answers
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        client = rlvr.Client(url, connect_timeout=1, deadline=2)
+        started = time.monotonic()
+        with pytest.raises(rlvr.VerifyError) as failure:
+            client.verify([{"response": RIGHT, "ground_truth": DOUBLING}])
+        elapsed = time.monotonic() - started
+        client.close()
+    assert 2 - 0.1 <= elapsed < 2 + 1.5, f"{elapsed:.1f} s for a 2 s budget"
+    message = str(failure.value)
+    assert message.startswith(f"{url}/v1/verify: deadline passed"), message
+    assert "accepted the connection but sent no answer" in message, message
+
+
+def test_a_server_that_dies_mid_request_is_an_error_naming_both_causes(caplog):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+    def die_mid_request():
+        connection, _ = listener.accept()
+        connection.recv(65536)  # the request's first bytes arrived: the server "crashes"
+        listener.close()
+        connection.close()
+
+    server = threading.Thread(target=die_mid_request)
+    server.start()
+    client = rlvr.Client(url, connect_timeout=2, deadline=600)
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="rlvr.client"), pytest.raises(rlvr.VerifyError) as failure:
+        client.verify([{"response": RIGHT, "ground_truth": DOUBLING}])
+    elapsed = time.monotonic() - started
+    server.join()
+    client.close()
+    assert elapsed < 2 + 1, f"{elapsed:.1f} s"
+    assert "connection refused" in str(failure.value) and url in str(failure.value), str(failure.value)
+    retries = [record.getMessage() for record in caplog.records if record.name == "rlvr.client"]
+    assert "closed the connection mid-request" in retries[0], retries
+
+
+def test_a_dead_rlvr_url_fails_the_adapters_within_seconds(monkeypatch):
+    url = f"http://127.0.0.1:{_closed_port()}"
+    monkeypatch.setenv("RLVR_URL", url)
+    monkeypatch.setenv("RLVR_CONNECT_TIMEOUT", "1.5")
+    monkeypatch.setattr(rlvr.client, "_default_client", None)
+
+    started = time.monotonic()
+    with pytest.raises(rlvr.VerifyError) as failure:
+        rlvr.verl.compute_score("codecontests", RIGHT, DOUBLING)
+    assert time.monotonic() - started < 1.5 + 1
+    assert url in str(failure.value) and f"$RLVR_URL is '{url}'" in str(failure.value)
+    rlvr.client._default_client.close()
+
+
+def test_the_budget_comes_from_the_environment_and_is_checked(monkeypatch):
+    monkeypatch.setenv("RLVR_DEADLINE", "42")
+    monkeypatch.setenv("RLVR_CONNECT_TIMEOUT", "3")
+    client = rlvr.Client("http://127.0.0.1:1")
+    assert (client.deadline, client.connect_timeout) == (42.0, 3.0)
+    assert rlvr.Client("http://127.0.0.1:1", deadline=5).deadline == 5.0, "the argument wins"
+    monkeypatch.setenv("RLVR_DEADLINE", "soon")
+    with pytest.raises(ValueError, match=r"\$RLVR_DEADLINE must be a number of seconds, not 'soon'"):
+        rlvr.Client("http://127.0.0.1:1")
+    with pytest.raises(ValueError, match="connect_timeout must be a positive number"):
+        rlvr.Client("http://127.0.0.1:1", deadline=1, connect_timeout=0)

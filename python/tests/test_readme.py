@@ -234,12 +234,65 @@ def test_issue25_readme_trl_masks_rows_whose_answer_may_vary(workspace):
     _add_rows_whose_answer_may_vary(directory)
     code = snippet("masked_code_reward")
     epilogue = (
-        "\nfrom conftest import right_answer, fenced\n"
+        "\nfrom conftest import release_answers, fenced\n"
         "rows = list(dataset)\n"
-        "completions = [right_answer(row) for row in rows[:4]] + [fenced('print(1, 2, 3)'), fenced('print(3, 2, 1)')]\n"
+        "completions = [fenced(release_answers()[row['hash']]) for row in rows[:4]] + [fenced('print(1, 2, 3)'), fenced('print(3, 2, 1)')]\n"
         "columns = {name: list(dataset[name]) for name in dataset.column_names if name != 'prompt'}\n"
         "print(json.dumps(masked_code_reward(prompts=[row['prompt'] for row in rows], completions=completions, **columns)))\n"
     )
     prelude = f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
     output = python(code + epilogue, workspace, prelude=prelude)
     assert json.loads(output.strip().splitlines()[-1]) == [1.0, 1.0, 1.0, 1.0, None, 1.0]
+
+
+@pytest.fixture
+def card_shaped(workspace):
+    """The workspace's data replaced by a card-shaped synthetic file (`rlvr synth --like-card`,
+    30 rows, 16 MB): io and functional rows mixed across Arrow's blocks, as in the release,
+    which `load_dataset("json")` refuses."""
+    directory, environment = workspace
+    data = directory / "code-rlvr-15k.jsonl"
+    subprocess.run([os.environ["RLVR_BIN"], "synth", str(data), "--rows", "30", "--like-card"], check=True, capture_output=True)
+    import datasets
+
+    with pytest.raises(Exception) as refused:
+        datasets.load_dataset("json", data_files=str(data), split="train", cache_dir=str(directory / "hf-cache"))
+    assert "Couldn't cast" in str(refused.value) + str(refused.value.__cause__), refused.value
+    return workspace
+
+
+# TRL itself replaced by a module that records what the snippet hands the trainer.
+_FAKE_TRL = """
+import sys, types
+trl = types.ModuleType("trl")
+handed = {}
+class GRPOConfig:
+    def __init__(self, **options):
+        pass
+class GRPOTrainer:
+    def __init__(self, model=None, reward_funcs=(), train_dataset=None, args=None):
+        handed.update(rows=len(train_dataset), columns=train_dataset.column_names, rewards=[f.__name__ for f in reward_funcs])
+    def train(self):
+        handed["trained"] = True
+trl.GRPOConfig, trl.GRPOTrainer = GRPOConfig, GRPOTrainer
+sys.modules["trl"] = trl
+MODEL = "any"
+"""
+
+
+def test_issue34_readme_trl_lines_load_the_card_shaped_file(card_shaped):
+    code = snippet("from trl import GRPOConfig, GRPOTrainer")
+    output = python(code + "\nimport json\nprint(json.dumps(handed))\n", card_shaped, prelude=_FAKE_TRL)
+    handed = json.loads(output.strip().splitlines()[-1])
+    assert handed["rows"] == 30 and "ground_truth" in handed["columns"] and handed["trained"], handed
+    assert handed["rewards"] == ["async_code_reward"]
+
+
+def test_issue34_readme_mask_lines_load_the_card_shaped_file_without_rlvr_on_path(card_shaped):
+    directory, environment = card_shaped
+    # A plain install: the package importable, its binary found through RLVR_BIN, no `rlvr` on PATH.
+    (directory / "bin" / "rlvr").unlink()
+    code = snippet("masked_code_reward")
+    epilogue = "\nprint(json.dumps([len(dataset), sum(dataset['answer_may_vary']), len(varies)]))\n"
+    rows, masked, varies = json.loads(python(code + epilogue, card_shaped).strip().splitlines()[-1])
+    assert rows == 30 and masked == varies, (rows, masked, varies)

@@ -15,6 +15,7 @@ pub mod bad_lines;
 pub mod card;
 pub mod charts;
 pub mod convert;
+pub mod dataset_rows;
 pub mod dedup;
 pub mod error;
 pub mod export;

@@ -46,6 +46,10 @@ pub struct ServerConfig {
     pub idle_timeout: Duration,
     /// The text of the user's `testlib.h` (`--testlib-header`) for C++ checkers (issue 25).
     pub testlib_header: Option<std::sync::Arc<str>>,
+    /// The dataset file (`--dataset`) whose rows `/v1/verify` jobs may name by `index` or
+    /// `hash` instead of carrying their `ground_truth` (issue 34): indexed by byte offset, each
+    /// job reads its own row.
+    pub dataset: Option<std::sync::Arc<rlvr_products::dataset_rows::DatasetRows>>,
 }
 
 impl Default for ServerConfig {
@@ -67,6 +71,7 @@ impl Default for ServerConfig {
             body_timeout: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(60),
             testlib_header: None,
+            dataset: None,
         }
     }
 }

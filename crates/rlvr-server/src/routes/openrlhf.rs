@@ -1,7 +1,8 @@
 //! OpenRLHF-compatible `POST /get_reward`: `{"query": [...], "prompts": [...], "labels":
 //! [...]}` in, `{"rewards": [...], "scores": [...], "extra_logs": {...}}` out. A query is the
 //! decoded prompt plus response; the response is what follows the prompt in it. Labels are
-//! the records' ground truths (objects or JSON strings). `?profile=NAME` picks the profile
+//! the records' ground truths (objects or JSON strings), or with `rlvr serve --dataset` a
+//! row's name (`{"index": N}` or `{"hash": "..."}`). `?profile=NAME` picks the profile
 //! (default: the server's).
 //!
 //! Trainers need a number for every sample: a job that could not be scored gets reward 0.0,
@@ -72,7 +73,9 @@ pub(crate) async fn get_reward(
             .as_ref()
             .and_then(|prompts| prompts.get(position))
             .map_or("", String::as_str);
-        match TestSuite::from_value(label) {
+        let suite = super::verify::named_row_tests(&state, label)
+            .unwrap_or_else(|| TestSuite::from_value(label).map_err(|error| error.to_string()));
+        match suite {
             Ok(suite) => jobs.push((
                 position,
                 Job {
@@ -85,7 +88,7 @@ pub(crate) async fn get_reward(
                     },
                 },
             )),
-            Err(error) => invalid[position] = Some(error.to_string()),
+            Err(reason) => invalid[position] = Some(reason),
         }
     }
     let reservation = admit(&state, jobs.len())?;

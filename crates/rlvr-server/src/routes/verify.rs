@@ -1,5 +1,7 @@
 //! `POST /v1/verify`: a batch of `rlvr verify` jobs with a profile and limits. The answer is
 //! `{"results": [...]}` in job order, or with `?stream=1` NDJSON result lines as jobs finish.
+//! With `rlvr serve --dataset FILE`, a job may name a row (`"index"`, zero-based, or `"hash"`,
+//! its `metadata.hash`) instead of carrying its `ground_truth`.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -11,7 +13,8 @@ use axum::extract::{Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use rlvr_engine::{Job, JobTests, parse_job_value, result_line};
-use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName};
+use rlvr_products::dataset_rows::HashLookup;
+use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, TestSuite};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -135,46 +138,152 @@ fn prepare(state: &AppState, request: VerifyRequest) -> Result<Prepared, ApiErro
             let result = JobResult::invalid_job(profile_name, format!("job {position}: {reason}"));
             result_line(id.clone(), result, false)
         };
-        match parse_job_value(value) {
-            Ok(parsed) => match parsed.tests {
-                JobTests::Inline(suite) => {
-                    let mut options = options.clone();
-                    options.job_identity = if parsed.id.is_null() {
-                        position.to_string().into_bytes()
-                    } else {
-                        parsed.id.to_string().into_bytes()
-                    };
-                    options.languages = parsed.languages;
-                    prepared.jobs.push((
-                        position,
-                        Job {
-                            profile: Arc::clone(&profile),
-                            response: parsed.response,
-                            suite,
-                            options,
-                        },
-                    ));
-                    prepared.ids.push(parsed.id);
-                }
-                JobTests::DatasetRow(_) => {
-                    let line = invalid(
-                        &parsed.id,
-                        "`index` needs a dataset; rlvr serve takes inline `ground_truth` only"
-                            .to_owned(),
-                    );
-                    prepared.decided.push((position, line));
-                    prepared.ids.push(parsed.id);
-                }
-            },
-            Err(error) => {
-                prepared
-                    .decided
-                    .push((position, invalid(&error.id, error.reason)));
-                prepared.ids.push(error.id);
+        let parsed = by_hash(state, value)
+            .and_then(|value| parse_job_value(value).map_err(|error| (error.id, error.reason)));
+        match parsed.and_then(|parsed| tests_of(state, parsed)) {
+            Ok(ReadyJob {
+                id,
+                response,
+                languages,
+                suite,
+            }) => {
+                let mut options = options.clone();
+                options.job_identity = if id.is_null() {
+                    position.to_string().into_bytes()
+                } else {
+                    id.to_string().into_bytes()
+                };
+                options.languages = languages;
+                prepared.jobs.push((
+                    position,
+                    Job {
+                        profile: Arc::clone(&profile),
+                        response,
+                        suite,
+                        options,
+                    },
+                ));
+                prepared.ids.push(id);
+            }
+            Err((id, reason)) => {
+                prepared.decided.push((position, invalid(&id, reason)));
+                prepared.ids.push(id);
             }
         }
     }
     Ok(prepared)
+}
+
+/// What a job that names a dataset row needs and lacks.
+const NO_DATASET: &str = "needs a dataset: start rlvr serve with --dataset FILE, or send the \
+     job's `ground_truth`";
+
+/// A job naming its row by `"hash"` turned into one naming it by `"index"`; other jobs as
+/// they are. Errors keep the job's id.
+fn by_hash(state: &AppState, mut value: Value) -> Result<Value, (Value, String)> {
+    let Some(object) = value.as_object_mut() else {
+        return Ok(value);
+    };
+    let Some(hash) = object.remove("hash").filter(|hash| !hash.is_null()) else {
+        return Ok(value);
+    };
+    let id = object.get("id").cloned().unwrap_or(Value::Null);
+    let present = |key: &str| object.get(key).is_some_and(|value| !value.is_null());
+    if present("ground_truth") || present("index") {
+        return Err((
+            id,
+            "give one of `ground_truth`, `index` or `hash`, not several".to_owned(),
+        ));
+    }
+    let Value::String(hash) = hash else {
+        return Err((
+            id,
+            format!(
+                "`hash` must be a string, found {}",
+                rlvr_verify::json_kind(&hash)
+            ),
+        ));
+    };
+    let Some(dataset) = &state.config.dataset else {
+        return Err((id, format!("`hash` {NO_DATASET}")));
+    };
+    match dataset.row_of_hash(&hash) {
+        HashLookup::Row(row) => {
+            object.insert("index".to_owned(), Value::from(row));
+            Ok(value)
+        }
+        HashLookup::Unknown => Err((
+            id,
+            format!(
+                "`hash` {hash:?} is not the `metadata.hash` of any row of {} ({} rows)",
+                dataset.path().display(),
+                dataset.len()
+            ),
+        )),
+        HashLookup::Ambiguous(rows) => Err((
+            id,
+            format!(
+                "`hash` {hash:?} is the `metadata.hash` of several rows of {} ({rows:?}): name one by `index`",
+                dataset.path().display()
+            ),
+        )),
+    }
+}
+
+/// A parsed job with its tests: inline, or read from the dataset's row.
+fn tests_of(state: &AppState, parsed: rlvr_engine::JobLine) -> Result<ReadyJob, (Value, String)> {
+    let rlvr_engine::JobLine {
+        id,
+        response,
+        tests,
+        languages,
+    } = parsed;
+    let suite = match tests {
+        JobTests::Inline(suite) => suite,
+        JobTests::DatasetRow(row) => {
+            let Some(dataset) = &state.config.dataset else {
+                return Err((id, format!("`index` {NO_DATASET}")));
+            };
+            match dataset.tests(row) {
+                Ok((suite, _phrases)) => suite,
+                Err(error) => return Err((id, format!("{error:#}"))),
+            }
+        }
+    };
+    Ok(ReadyJob {
+        id,
+        response,
+        languages,
+        suite,
+    })
+}
+
+/// The tests of a label that only names a dataset row (`{"index": N}` or `{"hash": "..."}`,
+/// as `/get_reward` may receive it), or None when the label is anything else.
+pub(super) fn named_row_tests(
+    state: &AppState,
+    label: &Value,
+) -> Option<Result<TestSuite, String>> {
+    let object = label.as_object()?;
+    let mut present = object.iter().filter(|(_, value)| !value.is_null());
+    let (key, _) = present.next()?;
+    if present.next().is_some() || !matches!(key.as_str(), "index" | "hash") {
+        return None;
+    }
+    let mut job = object.clone();
+    job.insert("response".to_owned(), Value::String(String::new()));
+    let ready = by_hash(state, Value::Object(job))
+        .and_then(|value| parse_job_value(value).map_err(|error| (error.id, error.reason)))
+        .and_then(|parsed| tests_of(state, parsed));
+    Some(ready.map(|ready| ready.suite).map_err(|(_, reason)| reason))
+}
+
+/// A job whose tests are known, inline or from its dataset row.
+struct ReadyJob {
+    id: Value,
+    response: String,
+    languages: rlvr_verify::LanguageRequest,
+    suite: TestSuite,
 }
 
 /// NDJSON: decided lines first, then each result as its job finishes; jobs still running at

@@ -6,8 +6,10 @@
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use rlvr_products::dataset_rows::DatasetRows;
 use rlvr_server::{ServerConfig, serve_until_signal};
 use rlvr_verify::ProfileName;
 
@@ -64,6 +66,12 @@ pub(crate) struct Args {
     /// (`checker_cpp` ground truths; rlvr ships none).
     #[arg(long, value_name = "PATH")]
     testlib_header: Option<PathBuf>,
+    /// A dataset JSONL file (or a `rlvr export parquet` directory) whose rows `/v1/verify` jobs
+    /// may name by `"index"` (zero-based) or `"hash"` (`metadata.hash`) instead of sending their
+    /// `ground_truth`; indexed by byte offset at start (each row read once for its hash), rows
+    /// read when a job names them.
+    #[arg(long, value_name = "FILE")]
+    dataset: Option<PathBuf>,
 }
 
 pub(crate) fn run(args: Args) -> Result<Status, Error> {
@@ -142,7 +150,40 @@ fn resolve(args: &Args) -> Result<ServerConfig, Error> {
         testlib_header: crate::command::testlib_header::read_testlib_header(
             args.testlib_header.as_deref(),
         )?,
+        dataset: args.dataset.as_deref().map(open_dataset).transpose()?,
     })
+}
+
+/// `--dataset`: the file indexed by byte offset and by `metadata.hash`.
+fn open_dataset(path: &std::path::Path) -> Result<Arc<DatasetRows>, Error> {
+    let usage = |error: anyhow::Error| Error::usage(format!("--dataset: {error:#}"));
+    let mut rows = if path.is_dir() {
+        // An export directory (`rlvr export parquet`): restored to JSON Lines once (`rlvr
+        // import parquet`, byte for byte), indexed, then unlinked: the open file stays readable
+        // and nothing is left behind.
+        let restored =
+            std::env::temp_dir().join(format!("rlvr-serve-dataset-{}.jsonl", std::process::id()));
+        let imported = rlvr_products::import_parquet(path, &restored)
+            .map_err(|error| Error::usage(format!("--dataset: {}: {error}", path.display())));
+        let rows = imported.and_then(|_| DatasetRows::open(&restored).map_err(usage));
+        let _ = std::fs::remove_file(&restored);
+        rows?
+    } else {
+        DatasetRows::open(path).map_err(usage)?
+    };
+    if rows.is_empty() {
+        return Err(Error::usage(format!(
+            "--dataset: {}: no rows",
+            path.display()
+        )));
+    }
+    let hashed = rows.index_hashes().map_err(usage)?;
+    eprintln!(
+        "rlvr serve: dataset {}: {} rows, {hashed} with a metadata.hash",
+        path.display(),
+        rows.len()
+    );
+    Ok(Arc::new(rows))
 }
 
 /// The bearer token in `path` (`serve --token-file`, `redteam --token-file`): one word, the

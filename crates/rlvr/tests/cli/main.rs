@@ -28,6 +28,7 @@ mod reward_integrity_verify;
 mod sandbox_hostile;
 mod serve;
 mod serve_abuse;
+mod serve_dataset;
 mod serve_python;
 mod serve_robustness;
 mod snapshots;

@@ -10,7 +10,6 @@
 //! the phrases, when the row's statement accepts more than one answer, so a trainer can mask
 //! or down-weight it.
 
-mod dataset_rows;
 mod output;
 mod summary;
 
@@ -27,11 +26,11 @@ use rlvr_sandbox::{RunRequest, Sandbox};
 use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, describe_profiles};
 use serde_json::Value;
 
-use self::dataset_rows::DatasetRows;
 use self::output::ResultsOutput;
 use self::summary::Summary;
 use crate::exit::{Error, Status};
 use crate::stdout::out;
+use rlvr_products::dataset_rows::DatasetRows;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
