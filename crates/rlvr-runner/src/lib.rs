@@ -49,7 +49,7 @@ pub const BOOTSTRAP_SOURCE: &str = include_str!("runner/bootstrap.py");
 /// its terminating NUL) with `E2BIG`; a program's source crosses in pieces no longer than this.
 const ARGUMENT_PIECE_BYTES: usize = 64 * 1024;
 
-/// `source` in pieces of at most [`ARGUMENT_PIECE_BYTES`], each ending at a line break where
+/// `source` in pieces of at most 64 KiB, each ending at a line break where
 /// one is in reach (a longer line is cut at a character boundary): joined, they are `source`.
 pub fn argument_pieces(source: &str) -> Vec<&str> {
     let mut pieces = Vec::new();
