@@ -64,7 +64,68 @@ class MissingName:
         raise NameError(f"name {self.name!r} is not defined by the solution")
 
 
-class SolutionObject:
+class SolutionValue:
+    """What the referee's stand-ins for the solution's objects (`SolutionObject`, a live handle;
+    `SolutionRecord`, returned data) answer alike: equality and hashing as data between two of
+    them (never the solution's `__eq__`), membership by iteration compared here (never the
+    solution's `__contains__`), and `len`, `iter`, indexing, `str`, `repr` and `format` asked of
+    the child, whose answers are checked for their type. Ordering and arithmetic are added below,
+    after `solution_comparison` and `solution_arithmetic`."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        if isinstance(other, SolutionValue):
+            return self._rlvr_session.data_equal(self, other)
+        return NotImplemented
+
+    def __ne__(self, other):
+        if isinstance(other, SolutionValue):
+            return not self._rlvr_session.data_equal(self, other)
+        return NotImplemented
+
+    def __hash__(self):
+        return self._rlvr_session.data_hash(self)
+
+    def __len__(self):
+        value = self._rlvr_session.operator("len", self)
+        if type(value) is not int or value < 0:
+            raise TypeError("the solution's __len__ did not give a non-negative integer")
+        return value
+
+    def __iter__(self):
+        value = self._rlvr_session.operator("iter", self)
+        if not isinstance(value, SolutionObject):
+            raise TypeError("the solution's __iter__ did not give an iterator")
+        return value
+
+    def __contains__(self, item):
+        # Membership by iteration, compared here: the solution's __contains__ never answers.
+        for element in self:
+            if element is item or element == item:
+                return True
+        return False
+
+    def __getitem__(self, key):
+        return self._rlvr_session.operator("getitem", self, key)
+
+    def __setitem__(self, key, value):
+        self._rlvr_session.call({"t": "method", "o": {"h": self._rlvr_number}, "n": "__setitem__"}, (key, value), {})
+
+    def __str__(self):
+        return self._rlvr_session.text("str", self)
+
+    def __repr__(self):
+        return self._rlvr_session.text("repr", self)
+
+    def __format__(self, spec):
+        value = self._rlvr_session.operator("format", self, spec)
+        if type(value) is not str:
+            raise TypeError("the solution's __format__ did not give a string")
+        return value
+
+
+class SolutionObject(SolutionValue):
     """A stand-in for one object of the solution's process. Trusted code: it never runs the
     solution's code here, only asks the child."""
 
@@ -116,30 +177,6 @@ class SolutionObject:
             return value
         return True
 
-    def __eq__(self, other):
-        if isinstance(other, (SolutionObject, SolutionRecord)):
-            return self._rlvr_session.data_equal(self, other)
-        return NotImplemented
-
-    def __ne__(self, other):
-        if isinstance(other, (SolutionObject, SolutionRecord)):
-            return not self._rlvr_session.data_equal(self, other)
-        return NotImplemented
-
-    def __hash__(self):
-        return self._rlvr_session.data_hash(self)
-
-    def __len__(self):
-        value = self._rlvr_session.operator("len", self)
-        if type(value) is not int or value < 0:
-            raise TypeError("the solution's __len__ did not give a non-negative integer")
-        return value
-
-    def __iter__(self):
-        value = self._rlvr_session.operator("iter", self)
-        if not isinstance(value, SolutionObject):
-            raise TypeError("the solution's __iter__ did not give an iterator")
-        return value
 
     def __next__(self):
         return self._rlvr_session.next_item(self)
@@ -150,33 +187,11 @@ class SolutionObject:
             raise TypeError("the solution's __reversed__ did not give an iterator")
         return value
 
-    def __contains__(self, item):
-        # Membership by iteration, compared here: the solution's __contains__ never answers.
-        for element in self:
-            if element is item or element == item:
-                return True
-        return False
 
-    def __getitem__(self, key):
-        return self._rlvr_session.operator("getitem", self, key)
-
-    def __setitem__(self, key, value):
-        self._rlvr_session.call({"t": "method", "o": {"h": self._rlvr_number}, "n": "__setitem__"}, (key, value), {})
 
     def __delitem__(self, key):
         self._rlvr_session.operator("delitem", self, key)
 
-    def __str__(self):
-        return self._rlvr_session.text("str", self)
-
-    def __repr__(self):
-        return self._rlvr_session.text("repr", self)
-
-    def __format__(self, spec):
-        value = self._rlvr_session.operator("format", self, spec)
-        if type(value) is not str:
-            raise TypeError("the solution's __format__ did not give a string")
-        return value
 
     def __int__(self):
         return self._rlvr_session.typed("int", self, int)
@@ -205,7 +220,7 @@ class SolutionObject:
     def __instancecheck__(self, instance):
         # `isinstance(obj, SolutionClass)`: between two of the solution's objects its word (an
         # untrusted comparison); plain data is never an instance of a class of the solution's.
-        if not isinstance(instance, (SolutionObject, SolutionRecord)):
+        if not isinstance(instance, SolutionValue):
             return False
         value = self._rlvr_session.compare("isinstance", instance, self)
         if type(value) is not bool:
@@ -226,7 +241,7 @@ def solution_comparison(name):
     as an untrusted comparison); with anything else it is not asked (a TypeError)."""
 
     def compare(self, other):
-        if isinstance(other, (SolutionObject, SolutionRecord)):
+        if isinstance(other, SolutionValue):
             return self._rlvr_session.compare(name, self, other)
         return NotImplemented
 
@@ -239,7 +254,7 @@ def solution_arithmetic(name, reflected=False):
     it is refused (`abs(f(x) - 1.5) < 1e-9` must not be answered by the solution's `__sub__`)."""
 
     def apply(self, other):
-        if isinstance(other, (SolutionObject, SolutionRecord)):
+        if isinstance(other, SolutionValue):
             left, right = (other, self) if reflected else (self, other)
             return self._rlvr_session.operator(name, left, right)
         raise NotData(f"the test applies {name.rstrip('_')!r} to an object of the solution's and plain data: "
@@ -248,7 +263,7 @@ def solution_arithmetic(name, reflected=False):
     return apply
 
 
-class SolutionRecord:
+class SolutionRecord(SolutionValue):
     """An instance of one of the solution's classes that a call, a method call, an attribute
     read or an iteration gave: data (its class name and its attributes, decoded here), with the
     object's handle for `len`, `iter`, `str`, `repr`, `format`, indexing and attribute writes
@@ -287,66 +302,19 @@ class SolutionRecord:
         raise NotData(f"the test takes the truth value of an object of the solution's class {self._rlvr_class!r} "
                       "that a call returned: only plain data is judged")
 
-    def __eq__(self, other):
-        if isinstance(other, (SolutionObject, SolutionRecord)):
-            return self._rlvr_session.data_equal(self, other)
-        return NotImplemented
 
-    def __ne__(self, other):
-        if isinstance(other, (SolutionObject, SolutionRecord)):
-            return not self._rlvr_session.data_equal(self, other)
-        return NotImplemented
 
-    def __hash__(self):
-        return self._rlvr_session.data_hash(self)
 
-    def __len__(self):
-        value = self._rlvr_session.operator("len", self)
-        if type(value) is not int or value < 0:
-            raise TypeError("the solution's __len__ did not give a non-negative integer")
-        return value
-
-    def __iter__(self):
-        value = self._rlvr_session.operator("iter", self)
-        if not isinstance(value, SolutionObject):
-            raise TypeError("the solution's __iter__ did not give an iterator")
-        return value
-
-    def __contains__(self, item):
-        for element in self:
-            if element is item or element == item:
-                return True
-        return False
-
-    def __getitem__(self, key):
-        return self._rlvr_session.operator("getitem", self, key)
-
-    def __setitem__(self, key, value):
-        self._rlvr_session.call({"t": "method", "o": {"h": self._rlvr_number}, "n": "__setitem__"}, (key, value), {})
-
-    def __str__(self):
-        return self._rlvr_session.text("str", self)
-
-    def __repr__(self):
-        return self._rlvr_session.text("repr", self)
-
-    def __format__(self, spec):
-        value = self._rlvr_session.operator("format", self, spec)
-        if type(value) is not str:
-            raise TypeError("the solution's __format__ did not give a string")
-        return value
 
 
 for _name in ("lt", "le", "gt", "ge"):
-    setattr(SolutionObject, f"__{_name}__", solution_comparison(_name))
-    setattr(SolutionRecord, f"__{_name}__", solution_comparison(_name))
+    setattr(SolutionValue, f"__{_name}__", solution_comparison(_name))
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift", "and", "or", "xor",
               "matmul"):
     _operator = _name + "_" if _name in ("and", "or") else _name
-    for _kind in (SolutionObject, SolutionRecord):
-        setattr(_kind, f"__{_name}__", solution_arithmetic(_operator))
-        setattr(_kind, f"__r{_name}__", solution_arithmetic(_operator, reflected=True))
-del _name, _operator, _kind
+    setattr(SolutionValue, f"__{_name}__", solution_arithmetic(_operator))
+    setattr(SolutionValue, f"__r{_name}__", solution_arithmetic(_operator, reflected=True))
+del _name, _operator
 
 
 def solution_exception_text(self):
@@ -412,7 +380,7 @@ class LiveSession:
         return {"x": number}
 
     def opaque(self, value):
-        if isinstance(value, (SolutionObject, SolutionRecord)):
+        if isinstance(value, SolutionValue):
             return {"h": value._rlvr_number}
         if isinstance(value, SolutionMethod):
             raise Unencodable("a method of the solution's object cannot be sent back to it")
@@ -789,7 +757,7 @@ class LiveSession:
                 reply = {"t": "return", "v": encoded[0], "tab": table}
             elif kind == "next":
                 iterator = self.decode(message, [message.get("o")], True)[0]
-                if isinstance(iterator, (SolutionObject, SolutionRecord)) or not hasattr(type(iterator), "__next__"):
+                if isinstance(iterator, SolutionValue) or not hasattr(type(iterator), "__next__"):
                     raise Malformed("only the test's iterators can be advanced")
                 items, done = self.chunk(message["o"]["x"], iterator)
                 table, encoded, _ = self.encode([items])
