@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{Served, fenced, job, results, rlvr, write_lines};
+use crate::support::{Served, fenced, job, results, rlvr, verify_as, write_lines};
 
 /// A marker a job's source, input and output hold, built so that no file of this test holds
 /// it whole (the scanning program looks for it with a pattern that does not match itself).
@@ -116,19 +116,7 @@ fn inode_ground_truth(fresh: u64) -> Value {
 fn verify_one_worker(lines: &[String], uid: &str) -> Vec<Value> {
     let directory = tempfile::tempdir().unwrap();
     let path = write_lines(directory.path(), "jobs.jsonl", lines);
-    let output = rlvr()
-        .arg("verify")
-        .arg(&path)
-        .args(["--workers", "1", "--details"])
-        .env("RLVR_SANDBOX_UID", uid)
-        .output()
-        .expect("rlvr runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    results(&output)
+    results(&verify_as(uid, &path, &["--workers", "1", "--details"]))
 }
 
 /// What each test of a result printed's verdict was (for failure messages).

@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::support::{python, results};
+use crate::support::{python, results, verify_as};
 
 /// Sandbox uids of these tests (others run sandbox tests at the same time).
 const UID: &str = "61230";
@@ -47,20 +47,11 @@ fn verify(jobs: &Path, arguments: &[&str]) -> Output {
 }
 
 fn verify_with(jobs: &Path, profile: &str, arguments: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_rlvr"))
-        .arg("verify")
-        .arg(jobs)
-        .args(["--profile", profile])
-        .args(arguments)
-        .env("RLVR_SANDBOX_UID", UID)
-        .output()
-        .expect("rlvr runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
+    let arguments: Vec<&str> = ["--profile", profile]
+        .into_iter()
+        .chain(arguments.iter().copied())
+        .collect();
+    verify_as(UID, jobs, &arguments)
 }
 
 /// Issue 12: every class of the issue's list (always-agreeing objects, reading the caller's

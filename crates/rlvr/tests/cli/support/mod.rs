@@ -49,6 +49,25 @@ pub fn verify(jobs: &Path, arguments: &[&str]) -> Output {
         .expect("rlvr runs")
 }
 
+/// `rlvr verify JOBS ARGUMENTS...` with programs run as the sandbox uid `uid` (tests that run
+/// at once each use uids of their own), required to succeed.
+pub fn verify_as(uid: &str, jobs: &Path, arguments: &[&str]) -> Output {
+    let output = rlvr()
+        .arg("verify")
+        .arg(jobs)
+        .args(arguments)
+        .env("RLVR_SANDBOX_UID", uid)
+        .stdin(Stdio::null())
+        .output()
+        .expect("rlvr runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
 /// `rlvr` as a sandbox-mode caller (see `rlvr_test_support::Caller`).
 pub trait RunsRlvr {
     /// `rlvr ARGUMENTS...` as this caller.
