@@ -406,6 +406,74 @@ fn the_child_may_call_the_tests_functions_back() {
 }
 
 #[test]
+fn shared_names_inside_nested_code_are_decided_too_and_tests_without_any_run_as_written() {
+    // The referee skips its use-site analysis for a test that names no shared name anywhere
+    // (test.py, `names_in`): a shared name only inside a lambda, a comprehension, a nested
+    // function or a class body still makes the solution's `sum` answer for the test's values.
+    let tests = [
+        "f = lambda: sum([1, 2])\nassert f() == 4",
+        "assert [sum([1, 2]) for _ in [0]] == [4]",
+        "def g():\n    def h():\n        return sum([1, 2])\n    return h()\nassert g() == 4",
+        "class T:\n    value = sum([1, 2])\nassert T.value == 4",
+        "assert half(3) == 1.5",
+    ];
+    let mut started = start(&tests);
+    let names = json!({"sum": function(0), "half": function(1)});
+    for index in 0..tests.len() {
+        let (judgement, sent) = run(&mut started, index, names.clone(), &mut |message| {
+            value(if message["f"]["h"] == 0 {
+                json!(4)
+            } else {
+                json!(1.5)
+            })
+        });
+        assert_eq!(
+            judgement.outcome,
+            RefereeOutcome::Pass,
+            "{}: {judgement:?}",
+            tests[index]
+        );
+        assert_eq!(sent.len(), 1, "{}: {sent:?}", tests[index]);
+    }
+}
+
+#[test]
+fn a_tests_class_body_reads_names_as_python_does() {
+    // A class body reads its globals without the namespace's lookup (CPython's LOAD_NAME): the
+    // referee rewrites those reads, so the solution's names, a default argument evaluated in
+    // the class body, a comprehension's first iterable and the class's own names all resolve
+    // as exec(prelude + solution + test) would.
+    let tests = [
+        "class T:\n    s = half(3)\nassert T.s == 1.5",
+        "class T:\n    def m(self, x=half(3)):\n        return x\nassert T().m() == 1.5",
+        "class T:\n    xs = [v + 1 for v in [half(3)]]\nassert T.xs == [2.5]",
+        "value = 1\nclass T:\n    value = value + 1\n    twice = value * 2\nassert (T.value, T.twice, value) == (2, 4, 1)",
+        "class T:\n    s = not_defined_anywhere\n",
+    ];
+    let mut started = start(&tests);
+    let names = json!({"half": function(1)});
+    for index in 0..4 {
+        let (judgement, _) = run(&mut started, index, names.clone(), &mut |_| {
+            value(json!(1.5))
+        });
+        assert_eq!(
+            judgement.outcome,
+            RefereeOutcome::Pass,
+            "{}: {judgement:?}",
+            tests[index]
+        );
+    }
+    let (judgement, _) = run(&mut started, 4, names, &mut |message| panic!("{message}"));
+    assert_eq!(judgement.outcome, RefereeOutcome::Error, "{judgement:?}");
+    assert!(
+        judgement
+            .detail
+            .contains("NameError: name 'not_defined_anywhere' is not defined"),
+        "{judgement:?}"
+    );
+}
+
+#[test]
 fn a_prompt_function_named_like_a_prelude_import_must_be_the_solutions() {
     let mut started = start(&["assert gcd(4, 6) == 7"]);
     // Not defined by the solution: the prelude's gcd (which gives 2) never answers.

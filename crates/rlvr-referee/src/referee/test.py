@@ -11,6 +11,10 @@ CONVENTIONAL_MODULES = {"np": "numpy", "pd": "pandas"}
 # (one leading underscore: a class body would mangle two).
 SOLUTION_SITE = "_rlvr_solution_site_"
 REFEREE_SITE = "_rlvr_referee_site_"
+# What every read of a global in a test's class body is rewritten to call (`NameSites`).
+CLASS_BODY_NAME = "_rlvr_class_body_name_"
+# `co_flags` of a function's code (a class body's code lacks it).
+CO_OPTIMIZED = 0x1
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                ast.GeneratorExp)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -181,7 +185,13 @@ class NameSites(ast.NodeTransformer):
         return ast.copy_location(ast.Name((REFEREE_SITE if referee else SOLUTION_SITE) + name, ast.Load()), node)
 
     def visit_Name(self, node):
-        return self.site(node, referee=False)
+        node = self.site(node, referee=False)
+        if isinstance(node.ctx, ast.Load) and self.scopes and self.scopes[-1][1] and not any(
+                node.id in bound for bound, is_class in self.scopes[:-1] if not is_class):
+            # A class body reads its globals without the namespace's `__missing__` (CPython's
+            # LOAD_NAME): the read goes through the namespace's own lookup instead.
+            return ast.copy_location(ast.Call(ast.Name(CLASS_BODY_NAME, ast.Load()), [ast.Constant(node.id)], []), node)
+        return node
 
     def visit_Call(self, node):
         function = node.func
@@ -201,29 +211,82 @@ class NameSites(ast.NodeTransformer):
 
     visit_AsyncFor = visit_For
 
-    def visit_comprehension(self, node):
-        self.loop_iterable(node.iter)
-        return self.generic_visit(node)
+    def visit_all(self, nodes):
+        return [self.visit(node) for node in nodes]
 
-    def scoped(self, node, is_class=False):
-        bound = scope_bindings(node)[0] if not is_class else class_bindings(node)
+    def inside(self, bound, is_class, visit):
         self.scopes.append((bound, is_class))
         try:
-            return self.generic_visit(node)
+            visit()
         finally:
             self.scopes.pop()
 
+    def visit_arguments_outside(self, arguments):
+        """Defaults and annotations, which Python evaluates in the enclosing scope."""
+        arguments.defaults = self.visit_all(arguments.defaults)
+        arguments.kw_defaults = [None if default is None else self.visit(default) for default in arguments.kw_defaults]
+        for argument in arguments.posonlyargs + arguments.args + arguments.kwonlyargs + [arguments.vararg,
+                                                                                          arguments.kwarg]:
+            if argument is not None and argument.annotation is not None:
+                argument.annotation = self.visit(argument.annotation)
+
     def visit_FunctionDef(self, node):
-        for decorator in node.decorator_list:
-            self.visit(decorator)
-        return self.scoped(node)
+        node.decorator_list = self.visit_all(node.decorator_list)
+        self.visit_arguments_outside(node.args)
+        if node.returns is not None:
+            node.returns = self.visit(node.returns)
+
+        def body():
+            node.body = self.visit_all(node.body)
+
+        self.inside(scope_bindings(node)[0], False, body)
+        return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
-    visit_Lambda = scoped
-    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = scoped
+
+    def visit_Lambda(self, node):
+        self.visit_arguments_outside(node.args)
+
+        def body():
+            node.body = self.visit(node.body)
+
+        self.inside(scope_bindings(node)[0], False, body)
+        return node
+
+    def visit_comprehension_scope(self, node):
+        # The first iterable is evaluated in the enclosing scope, the rest in the comprehension's.
+        first = node.generators[0]
+        self.loop_iterable(first.iter)
+        first.iter = self.visit(first.iter)
+
+        def body():
+            for position, generator in enumerate(node.generators):
+                if position:
+                    self.loop_iterable(generator.iter)
+                    generator.iter = self.visit(generator.iter)
+                generator.target = self.visit(generator.target)
+                generator.ifs = self.visit_all(generator.ifs)
+            if isinstance(node, ast.DictComp):
+                node.key, node.value = self.visit(node.key), self.visit(node.value)
+            else:
+                node.elt = self.visit(node.elt)
+
+        self.inside(scope_bindings(node)[0], False, body)
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_comprehension_scope
 
     def visit_ClassDef(self, node):
-        return self.scoped(node, is_class=True)
+        node.decorator_list = self.visit_all(node.decorator_list)
+        node.bases = self.visit_all(node.bases)
+        for keyword in node.keywords:
+            keyword.value = self.visit(keyword.value)
+
+        def body():
+            node.body = self.visit_all(node.body)
+
+        self.inside(class_bindings(node), True, body)
+        return node
 
 
 def class_bindings(node):
@@ -241,6 +304,23 @@ def rewrite_names(tree, trust):
     sites.visit(tree)
     ast.fix_missing_locations(tree)
     return sites.used
+
+
+def names_in(code):
+    """`(names, has a class body)` of a compiled test: every name it reads or binds as a global,
+    or as an attribute (`co_names` of its code and of every code nested in it), and whether any
+    nested code is a class body (not optimized: its reads are LOAD_NAME). Each use site
+    `rewrite_names` would decide compiles to a global load, so a test whose names miss every
+    shared name and that defines no class has none."""
+    names, class_body, pending = set(), False, [code]
+    while pending:
+        code = pending.pop()
+        names.update(code.co_names)
+        for constant in code.co_consts:
+            if isinstance(constant, types.CodeType):
+                class_body = class_body or not constant.co_flags & CO_OPTIMIZED
+                pending.append(constant)
+    return names, class_body
 
 
 class FirstFreeName(ast.NodeVisitor):
@@ -360,6 +440,17 @@ class TestNamespace(dict):
                 return found
         raise KeyError(name)
 
+    def class_body_name(self, name):
+        """A name a class body of the test reads, as Python reads it there: the class's own
+        namespace first, then the test's globals (with the lookups above), then builtins."""
+        local = sys._getframe(1).f_locals
+        if name in local:
+            return local[name]
+        try:
+            return self[name]
+        except KeyError:
+            return self.referees(name)
+
     def referees(self, name):
         base = dict.get(self, "__rlvr_base__")
         if name in base:
@@ -472,6 +563,15 @@ class Job:
         self.tests = []
         for text in tests:
             try:
+                code = compile(text, "<test>", "exec", dont_inherit=True)
+                names, class_body = names_in(code)
+                if not class_body and names.isdisjoint(trust.shared):
+                    # No shared name anywhere (not even as an attribute) and no class body: no
+                    # use site to decide, so the test runs as written, and needs no entry point
+                    # (only a solution site asks for one). Most tests, at a fraction of the
+                    # analysis's cost.
+                    self.tests.append((code, None))
+                    continue
                 tree = ast.parse(text, "<test>")
                 rewrite_names(tree, trust)
                 self.tests.append((compile(tree, "<test>", "exec", dont_inherit=True), entry_point(tree, trust)))
@@ -498,6 +598,7 @@ class Job:
             solution = SolutionNames(session, self.trust, names, entry)
             dict.__setitem__(namespace, "__rlvr_solution__", solution)
             dict.__setitem__(namespace, "__rlvr_base__", self.base)
+            dict.__setitem__(namespace, CLASS_BODY_NAME, namespace.class_body_name)
             for name in names:
                 # A prelude import the solution redefines is the solution's where the test
                 # reads it plainly (a name the test binds itself, at module level).
