@@ -5,7 +5,7 @@
 //!
 //! The child is the attacker: it may send garbage, huge frames or nothing, and stop reading.
 //! Every descriptor the engine holds is non-blocking and every write is queued, so no child can
-//! hold the engine; a frame that is not a length-prefixed message under the cap ends the test
+//! hold the engine; a frame (`rlvr-frame`: here a header alone) over the cap ends the test
 //! (the referee is told the solution broke the protocol). The referee is trusted but may run
 //! long on the test's own code: past the test's deadline it is abandoned (the caller replaces
 //! it) and the test is a timeout.
@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
+use rlvr_frame::FrameBuffer;
 use rlvr_referee::{Event, Judgement, Referee, RefereeOutcome};
 use rlvr_runner::transport::PipeError;
 use rlvr_runner::{ChildReport, Runner};
@@ -49,36 +50,6 @@ pub(crate) enum RefereeFailure {
     Deadline,
     /// It died or broke the protocol.
     Broken(PipeError),
-}
-
-/// A length-prefixed message stream read a piece at a time.
-#[derive(Debug, Default)]
-struct Frames {
-    buffer: Vec<u8>,
-}
-
-impl Frames {
-    /// The complete messages in what arrived so far; `Err` once a frame claims more than the
-    /// cap.
-    fn take(&mut self) -> Result<Vec<Vec<u8>>, ()> {
-        let mut messages = Vec::new();
-        loop {
-            let Some(length) = self.buffer.get(..4) else {
-                return Ok(messages);
-            };
-            let length = u32::from_le_bytes(length.try_into().expect("four bytes")) as usize;
-            if length > MAX_CHILD_MESSAGE {
-                return Err(());
-            }
-            if self.buffer.len() < 4 + length {
-                return Ok(messages);
-            }
-            let rest = self.buffer.split_off(4 + length);
-            let mut message = std::mem::replace(&mut self.buffer, rest);
-            message.drain(..4);
-            messages.push(message);
-        }
-    }
 }
 
 /// Bytes queued for a non-blocking descriptor.
@@ -130,13 +101,10 @@ impl Outbox {
     }
 }
 
-/// A message for the child: its length, then the JSON.
+/// A message for the child: a frame whose header is the message (the referee's JSON, as it
+/// came).
 fn child_frame(message: &[u8]) -> Vec<u8> {
-    let length = u32::try_from(message.len()).unwrap_or(u32::MAX);
-    let mut framed = Vec::with_capacity(4 + message.len());
-    framed.extend_from_slice(&length.to_le_bytes());
-    framed.extend_from_slice(message);
-    framed
+    rlvr_frame::encode_raw(message, &[])
 }
 
 /// Reads and drops whatever a dead child of an earlier test left in `fd`.
@@ -170,7 +138,8 @@ struct Relay<'a> {
     test_deadline: Instant,
     run: LiveRun,
     report: Option<Result<ChildReport, PipeError>>,
-    from_child: Frames,
+    /// The child's messages, each a frame that is a header alone.
+    from_child: FrameBuffer,
     to_child: Outbox,
     to_referee: Outbox,
     child_gone: bool,
@@ -202,7 +171,7 @@ pub(crate) fn relay(
             protocol_violation: false,
         },
         report: None,
-        from_child: Frames::default(),
+        from_child: FrameBuffer::default(),
         to_child: Outbox::default(),
         to_referee: Outbox::default(),
         child_gone: false,
@@ -360,25 +329,31 @@ impl Relay<'_> {
         let Ok(read) = rustix::io::read(&self.channel.from_child, &mut *buffer) else {
             return;
         };
-        self.from_child.buffer.extend_from_slice(&buffer[..read]);
-        match self.from_child.take() {
-            Ok(messages) => {
-                for message in messages {
-                    self.to_referee.push(Referee::message_frame(&message));
+        self.from_child.extend(&buffer[..read]);
+        // The complete messages in what arrived so far; none of them once a frame claims more
+        // than the cap.
+        let mut messages = Vec::new();
+        loop {
+            match self.from_child.take_header(MAX_CHILD_MESSAGE) {
+                Ok(Some(message)) => messages.push(message),
+                Ok(None) => break,
+                Err(_) => {
+                    self.run.protocol_violation = true;
+                    self.child_gone = true;
+                    self.to_child.clear();
+                    self.from_child.clear();
+                    self.to_referee.push(Referee::ended_frame(
+                        "the solution's process sent a message over the size limit",
+                    ));
+                    if !self.aborted {
+                        self.abort();
+                    }
+                    return;
                 }
             }
-            Err(()) => {
-                self.run.protocol_violation = true;
-                self.child_gone = true;
-                self.to_child.clear();
-                self.from_child.buffer = Vec::new();
-                self.to_referee.push(Referee::ended_frame(
-                    "the solution's process sent a message over the size limit",
-                ));
-                if !self.aborted {
-                    self.abort();
-                }
-            }
+        }
+        for message in messages {
+            self.to_referee.push(Referee::message_frame(&message));
         }
     }
 

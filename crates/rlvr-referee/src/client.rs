@@ -1,5 +1,5 @@
 //! The Rust end of the referee protocol (see `referee/header.py`), on the runner's framed pipe
-//! (`rlvr_runner::transport`): requests on the referee's stdin, answers on its stdout, never
+//! (`rlvr_runner::transport`, frames of `rlvr-frame`): requests on the referee's stdin, answers on its stdout, never
 //! blocking past a deadline. Any error means the referee can no longer be trusted to be in
 //! step: the caller kills it and starts another.
 //!
@@ -9,7 +9,8 @@
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use rlvr_runner::transport::{FramedPipe, PipeError, frame};
+use rlvr_frame::encode as frame;
+use rlvr_runner::transport::{FramedPipe, PipeError};
 use serde::Deserialize;
 
 /// How long starting (running the prelude) may take.

@@ -1,5 +1,6 @@
-//! The frames exchanged with the runner (`runner/*.py`): a 4-byte little-endian length, a JSON header, then raw
-//! payloads whose lengths the header names.
+//! The headers exchanged with the runner (`runner/*.py`), in the one frame format of
+//! `rlvr-frame`: a 4-byte little-endian length, a JSON header, then raw payloads whose lengths
+//! the header names.
 
 use serde::{Deserialize, Serialize};
 
@@ -146,15 +147,4 @@ pub struct ChildReport {
     pub stdout: Vec<u8>,
     #[serde(skip)]
     pub stderr: Vec<u8>,
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn frames_are_length_prefixed_json_then_payloads() {
-        let frame = crate::transport::frame(&serde_json::json!({"op": "exit"}), &[b"ab", b"c"]);
-        assert_eq!(&frame[..4], &13u32.to_le_bytes());
-        assert_eq!(&frame[4..17], br#"{"op":"exit"}"#);
-        assert_eq!(&frame[17..], b"abc");
-    }
 }

@@ -1,11 +1,12 @@
-//! The framed pipe both Python helpers speak (the runner and the referee): a 4-byte
-//! little-endian length, a JSON header of that length, then raw payloads whose lengths the
-//! header names. One transport for both clients: requests on the process's stdin, answers on
+//! The framed pipe both Python helpers speak (the runner and the referee), in the one frame
+//! format of `rlvr-frame` (a length, a JSON header, the payloads it names; docs/runner.md, "The
+//! frame format"). One transport for both clients: requests on the process's stdin, answers on
 //! its stdout, never blocking past a deadline (a stuck or dead helper is an error, not a hang).
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
+use rlvr_frame::{FrameBuffer, FrameError};
 use rlvr_sandbox::wait::ready_until;
 use rustix::event::PollFlags;
 use serde::Serialize;
@@ -38,7 +39,7 @@ impl From<std::io::Error> for PipeError {
 pub struct FramedPipe {
     requests: OwnedFd,
     responses: OwnedFd,
-    pending: Vec<u8>,
+    pending: FrameBuffer,
     max_header: usize,
 }
 
@@ -53,7 +54,7 @@ impl FramedPipe {
         Self {
             requests,
             responses,
-            pending: Vec::new(),
+            pending: FrameBuffer::default(),
             max_header,
         }
     }
@@ -95,17 +96,18 @@ impl FramedPipe {
         payloads: &[&[u8]],
         deadline: Instant,
     ) -> Result<(), PipeError> {
-        self.send(&frame(header, payloads), deadline)
+        self.send(&rlvr_frame::encode(header, payloads), deadline)
     }
 
     /// The next header, as raw JSON bytes.
     pub fn receive_header(&mut self, deadline: Instant) -> Result<Vec<u8>, PipeError> {
-        let length = self.receive_exact(4, deadline)?;
-        let length = u32::from_le_bytes(length.try_into().expect("four bytes")) as usize;
-        if length > self.max_header {
-            return Err(PipeError::Protocol(format!("header of {length} bytes")));
+        loop {
+            match self.pending.take_header(self.max_header) {
+                Ok(Some(header)) => return Ok(header),
+                Ok(None) => self.read_more(deadline)?,
+                Err(error) => return Err(PipeError::Protocol(error.to_string())),
+            }
         }
-        self.receive_exact(length, deadline)
     }
 
     /// The next header, parsed.
@@ -114,7 +116,8 @@ impl FramedPipe {
         deadline: Instant,
     ) -> Result<T, PipeError> {
         let header = self.receive_header(deadline)?;
-        serde_json::from_slice(&header).map_err(|error| PipeError::Protocol(error.to_string()))
+        rlvr_frame::parse(&header)
+            .map_err(|error: FrameError| PipeError::Protocol(error.to_string()))
     }
 
     /// Exactly `length` bytes (a payload).
@@ -123,18 +126,29 @@ impl FramedPipe {
         length: usize,
         deadline: Instant,
     ) -> Result<Vec<u8>, PipeError> {
+        loop {
+            if let Some(payload) = self.pending.take_exact(length) {
+                return Ok(payload);
+            }
+            self.read_more(deadline)?;
+        }
+    }
+
+    /// Waits for what the helper sends next and keeps it.
+    fn read_more(&mut self, deadline: Instant) -> Result<(), PipeError> {
         let mut buffer = vec![0; 1 << 16];
-        while self.pending.len() < length {
+        loop {
             wait_ready(self.responses.as_fd(), PollFlags::IN, deadline)?;
             match rustix::io::read(&self.responses, &mut buffer) {
                 Ok(0) => return Err(PipeError::Closed),
-                Ok(read) => self.pending.extend_from_slice(&buffer[..read]),
+                Ok(read) => {
+                    self.pending.extend(&buffer[..read]);
+                    return Ok(());
+                }
                 Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
                 Err(error) => return Err(PipeError::Io(error.into())),
             }
         }
-        let rest = self.pending.split_off(length);
-        Ok(std::mem::replace(&mut self.pending, rest))
     }
 }
 
@@ -143,20 +157,6 @@ impl FramedPipe {
 /// every transfer waits for readiness first.
 pub fn set_nonblocking(fd: BorrowedFd<'_>) {
     let _ = rustix::io::ioctl_fionbio(fd, true);
-}
-
-/// A frame: the header's length, the header as JSON, the payloads.
-pub fn frame<T: Serialize>(header: &T, payloads: &[&[u8]]) -> Vec<u8> {
-    let header = serde_json::to_vec(header).expect("a header always serializes");
-    let length = u32::try_from(header.len()).expect("a header fits in 4 GiB");
-    let payload: usize = payloads.iter().map(|payload| payload.len()).sum();
-    let mut bytes = Vec::with_capacity(4 + header.len() + payload);
-    bytes.extend_from_slice(&length.to_le_bytes());
-    bytes.extend_from_slice(&header);
-    for payload in payloads {
-        bytes.extend_from_slice(payload);
-    }
-    bytes
 }
 
 /// Waits until `fd` is ready for `flags` or the deadline passes. Hang-up counts as ready: the
