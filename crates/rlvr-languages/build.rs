@@ -1,27 +1,67 @@
-//! Builds the exec supervisor (`supervisor/main.rs` and its modules) with the same `rustc` cargo uses: std
-//! only, optimised, statically linked, so it runs inside the sandbox's minimal root whatever
-//! the host's libraries. The crate embeds the result (`include_bytes!`).
+//! Builds the exec supervisor (the workspace's `rlvr-exec-supervisor` binary) for the target,
+//! statically linked, so it runs inside the sandbox's minimal root whatever the host's
+//! libraries; the crate embeds the result (`include_bytes!`).
+//!
+//! A build script cannot depend on a binary (cargo's artifact dependencies are unstable), so
+//! this one runs the cargo that runs it: the `exec-supervisor` profile, `+crt-static` for the
+//! target only (build scripts and proc macros stay dynamic), and a target directory of its own
+//! under `OUT_DIR`, since the outer cargo holds the lock of its own. It shares the outer build's
+//! jobserver (`CARGO_MAKEFLAGS`), so the two together use the cores they were given.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
+fn environment(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("cargo sets {name}"))
+}
+
 fn main() {
-    let source = PathBuf::from("supervisor/main.rs");
-    // The supervisor is main.rs and the modules next to it: any file there rebuilds it.
-    println!("cargo::rerun-if-changed=supervisor");
-    println!("cargo::rerun-if-changed=src/exec_protocol.rs");
-    let output = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
-        .join("rlvr-exec-supervisor");
-    let compiler = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let target = std::env::var("TARGET").expect("cargo sets TARGET");
-    let mut command = Command::new(compiler);
-    // The supervisor is linked statically against glibc. A native build uses the system's `cc`
-    // (rustc's default); a cross build (the aarch64 wheel) needs a linker with the target's
-    // static glibc: `RLVR_SUPERVISOR_LINKER`, or Debian's cross compiler name
-    // (`gcc-aarch64-linux-gnu` with `libc6-dev-arm64-cross`). The wheel's own linker (maturin's
-    // zig) cannot link glibc statically.
+    let manifest = PathBuf::from(environment("CARGO_MANIFEST_DIR"));
+    let workspace = manifest
+        .parent()
+        .and_then(Path::parent)
+        .expect("the crate is in crates/ of the workspace");
+    // The supervisor, the codec it speaks, and the lock file and profile that build them.
+    for input in [
+        "crates/rlvr-exec-supervisor",
+        "crates/rlvr-frame",
+        "Cargo.lock",
+        "Cargo.toml",
+    ] {
+        println!(
+            "cargo::rerun-if-changed={}",
+            workspace.join(input).display()
+        );
+    }
     println!("cargo::rerun-if-env-changed=RLVR_SUPERVISOR_LINKER");
-    let host = std::env::var("HOST").expect("cargo sets HOST");
+    let output = PathBuf::from(environment("OUT_DIR"));
+    let target_directory = output.join("exec-supervisor-target");
+    let target = environment("TARGET");
+    let host = environment("HOST");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .args(["build", "--locked", "--quiet"])
+        .args([
+            "--package",
+            "rlvr-exec-supervisor",
+            "--bin",
+            "rlvr-exec-supervisor",
+        ])
+        .args(["--profile", "exec-supervisor", "--target", &target])
+        .arg("--manifest-path")
+        .arg(workspace.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &target_directory)
+        // Flags for the target's units only (with `--target`, not for build scripts).
+        .env("CARGO_ENCODED_RUSTFLAGS", "-Ctarget-feature=+crt-static")
+        .env_remove("RUSTFLAGS")
+        // `cargo clippy` lints the supervisor as a workspace member already.
+        .env_remove("RUSTC_WORKSPACE_WRAPPER");
+    // glibc linked statically: a native build uses the system's `cc` (rustc's default); a cross
+    // build (the aarch64 wheel) needs a linker with the target's static glibc:
+    // `RLVR_SUPERVISOR_LINKER`, or Debian's cross compiler name (`gcc-aarch64-linux-gnu` with
+    // `libc6-dev-arm64-cross`). The wheel's own linker (maturin's zig) cannot link glibc
+    // statically.
     let linker = std::env::var_os("RLVR_SUPERVISOR_LINKER").or_else(|| {
         (target != host).then(|| {
             let architecture = target.split('-').next().unwrap_or_default();
@@ -29,32 +69,18 @@ fn main() {
         })
     });
     if let Some(linker) = linker {
-        let mut argument = std::ffi::OsString::from("linker=");
-        argument.push(linker);
-        command.arg("-C").arg(argument);
+        let variable = format!(
+            "CARGO_TARGET_{}_LINKER",
+            target.to_uppercase().replace(['-', '.'], "_")
+        );
+        command.env(variable, linker);
     }
-    let status = command
-        .args([
-            "--edition",
-            "2024",
-            "--crate-type",
-            "bin",
-            "--target",
-            &target,
-        ])
-        .args([
-            "-C",
-            "opt-level=2",
-            "-C",
-            "panic=abort",
-            "-C",
-            "debuginfo=0",
-        ])
-        .args(["-C", "strip=symbols", "-C", "target-feature=+crt-static"])
-        .args(["-D", "warnings", "-o"])
-        .arg(&output)
-        .arg(&source)
-        .status()
-        .expect("rustc starts");
+    let status = command.status().expect("cargo starts");
     assert!(status.success(), "building the exec supervisor failed");
+    let built = target_directory
+        .join(&target)
+        .join("exec-supervisor")
+        .join("rlvr-exec-supervisor");
+    std::fs::copy(&built, output.join("rlvr-exec-supervisor"))
+        .unwrap_or_else(|error| panic!("copying {}: {error}", built.display()));
 }

@@ -8,7 +8,6 @@
 
 mod cache;
 mod compile;
-pub mod exec_protocol;
 mod java;
 mod language;
 mod precompiled;
@@ -38,7 +37,11 @@ pub use run_once::{Once, OnceError, OnceLimits, OnceRun, classify, run_once};
 pub use supervisor::{Supervisor, SupervisorError};
 pub use toolchain::{Toolchain, ToolchainUnavailable, Toolchains};
 
-/// The exec supervisor program, built by `build.rs` (static, std only).
+/// The exec supervisor's protocol (the `rlvr-exec-supervisor` crate's library).
+pub use rlvr_exec_supervisor as exec_protocol;
+
+/// The exec supervisor program (the `rlvr-exec-supervisor` binary), built statically by
+/// `build.rs`.
 pub const SUPERVISOR_IMAGE: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/rlvr-exec-supervisor"));
 

@@ -1,4 +1,5 @@
-//! The client of the exec supervisor (`supervisor/main.rs`): starts it in the sandbox as a
+//! The client of the exec supervisor (the `rlvr-exec-supervisor` crate, whose library is the
+//! protocol): starts it in the sandbox as a
 //! supervisor, loads a job's program once and runs one test per request. Every read has a
 //! deadline, so a supervisor that stops answering costs its caller a bounded wait and an error,
 //! never a hung worker.
@@ -13,7 +14,7 @@ use rlvr_sandbox::{Program, ResourceLimits, Sandbox, SandboxedProcess, SpawnRequ
 use rustix::event::PollFlags;
 use rustix::fs::{MemfdFlags, SealFlags};
 
-use crate::exec_protocol::{Decoder, Encoder, ProgramSpec, RunReport, RunSpec, operation};
+use crate::exec_protocol::{LoadReply, ProgramSpec, Request, RunReport, RunSpec};
 
 /// How long past a test's own wall-clock limit the supervisor may take to answer (forking,
 /// reading the output, emptying the work directory).
@@ -123,17 +124,19 @@ impl Supervisor {
         &self.process
     }
 
-    fn exchange(
+    /// Sends `request` and reads the reply with `receive` before `deadline`.
+    fn exchange<T>(
         &mut self,
-        request: &Encoder,
+        request: &[u8],
         deadline: Instant,
-    ) -> Result<Decoder, SupervisorError> {
-        request.send(&mut self.requests)?;
+        receive: impl FnOnce(&mut DeadlineReader<'_>) -> std::io::Result<Option<T>>,
+    ) -> Result<T, SupervisorError> {
+        self.requests.write_all(request)?;
         let mut reader = DeadlineReader {
             file: &mut self.replies,
             deadline,
         };
-        match Decoder::receive(&mut reader) {
+        match receive(&mut reader) {
             Ok(Some(reply)) => Ok(reply),
             Ok(None) => Err(SupervisorError::Connection(std::io::Error::other(
                 "the supervisor closed its end",
@@ -147,28 +150,28 @@ impl Supervisor {
 
     /// Loads the program every later test runs.
     pub fn load(&mut self, program: &ProgramSpec) -> Result<(), SupervisorError> {
-        let mut reply = self.exchange(&program.encode(), Instant::now() + LOAD_DEADLINE)?;
-        let status = reply.byte()?;
-        let message = String::from_utf8_lossy(&reply.bytes()?).into_owned();
-        if status != 0 {
-            return Err(SupervisorError::Load(message));
+        let reply = self.exchange(
+            &program.encode(),
+            Instant::now() + LOAD_DEADLINE,
+            |reader| LoadReply::receive(reader),
+        )?;
+        match reply.problem {
+            Some(problem) => Err(SupervisorError::Load(problem)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Runs one test.
     pub fn run(&mut self, test: &RunSpec) -> Result<RunReport, SupervisorError> {
         let deadline = Instant::now() + Duration::from_millis(test.wall_ms) + ANSWER_GRACE;
-        let mut reply = self.exchange(&test.encode(), deadline)?;
-        Ok(RunReport::decode(&mut reply)?)
+        self.exchange(&test.encode(), deadline, |reader| {
+            RunReport::receive(reader)
+        })
     }
 
     /// Asks the supervisor to exit, then kills and reaps the sandbox.
     pub fn finish(mut self) {
-        if Encoder::new(operation::EXIT)
-            .send(&mut self.requests)
-            .is_ok()
-        {
+        if self.requests.write_all(&Request::Exit.encode()).is_ok() {
             let _ = self
                 .process
                 .wait_until(Instant::now() + Duration::from_millis(500));

@@ -3,11 +3,12 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd};
 
-use crate::exec_protocol::{RunReport, RunSpec, ending};
+use rlvr_exec_supervisor::{RunReport, RunSpec, ending};
+
 use crate::spawn::{
-    Isolation, Program, Spawned, memory_file, owned, read_memory_file, spawn_isolated,
+    Isolation, Program, Spawned, high, memory_file, read_memory_file, spawn_isolated,
     startup_failure,
 };
 use crate::sys;
@@ -38,25 +39,26 @@ pub(crate) fn run_test(
     let stdin = File::from(memory_file(c"stdin", &spec.stdin, false)?);
     let mut stdout = File::from(memory_file(c"stdout", b"", false)?);
     let mut stderr = File::from(memory_file(c"stderr", b"", false)?);
-    let streams = [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
+    let streams = [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()];
     // The test's own files (a checker's input, output and answer) follow the load's.
     let test_files = spec
         .files
         .iter()
         .map(|contents| memory_file(c"file", contents, true))
         .collect::<io::Result<Vec<_>>>()?;
-    let extra: Vec<RawFd> = test_files.iter().map(AsRawFd::as_raw_fd).collect();
+    let extra: Vec<BorrowedFd<'_>> = test_files.iter().map(AsFd::as_fd).collect();
     let nested = isolation.pid_namespace.is_some();
     let Spawned {
         pid: child,
         started,
         failures,
     } = spawn_isolated(isolation, program, streams, &extra, spec)?;
+    drop(extra);
     drop(test_files);
-    let pidfd = owned(sys::pidfd_open(child)?)?;
+    let pidfd = high(sys::pidfd_open(child)?)?;
     let deadline = started + std::time::Duration::from_millis(spec.wall_ms.max(1));
     let watched = watch(deadline, &stdout, spec.output_bytes, |milliseconds| {
-        sys::wait_readable(pidfd.as_raw_fd(), milliseconds)
+        sys::wait_readable(pidfd.as_fd(), milliseconds)
     })?;
     let timed_out = watched == Watched::TimedOut;
     let output_capped = watched == Watched::OutputCapped;
@@ -64,17 +66,15 @@ pub(crate) fn run_test(
         // The child is init of its PID namespace: killing it kills everything it started.
         sys::send_signal(child, sys::SIGKILL);
     }
-    let (_, status, usage) =
+    let (_, waited) =
         sys::wait_for(child, 0)?.ok_or_else(|| io::Error::other("the test child vanished"))?;
+    let status = waited.status;
     let wall = started.elapsed();
     reap_everything(nested);
     let mut report = RunReport {
         wall_us: u64::try_from(wall.as_micros()).unwrap_or(u64::MAX),
-        cpu_us: ((usage.user.seconds + usage.system.seconds) * 1_000_000
-            + usage.user.microseconds
-            + usage.system.microseconds)
-            .max(0) as u64,
-        max_resident_kib: usage.counters[0].max(0) as u64,
+        cpu_us: waited.cpu_us,
+        max_resident_kib: waited.max_resident_kib,
         ..RunReport::default()
     };
     let exited = status & 0x7f == 0;

@@ -10,31 +10,37 @@
 //! Python runner (no interpreter heap to copy or fault in), which is what makes a compiled test
 //! cheaper than a Python one.
 //!
-//! Built by `build.rs` with the toolchain's `rustc` alone (std, no crates, statically linked) and
-//! embedded in `rlvr-languages`; it speaks `src/exec_protocol.rs`, included below. This file
-//! holds the request loop; `sys` the raw calls, `spawn` the isolated child, `fresh_child` a
-//! test in a child of its own, `warm` a warm program's tests, `work_directory` its renewal
-//! between judge tests.
+//! A workspace binary: `rlvr-languages`'s build script builds it statically (std, rustix and
+//! libc; the `exec-supervisor` profile) and embeds it, so it runs inside the sandbox's minimal
+//! root whatever the host's libraries. It speaks the protocol of this crate's library
+//! (`src/lib.rs`, frames of `rlvr-frame`). This file holds the request loop; `sys` the system
+//! calls (the only `unsafe`), `spawn` the isolated child, `fresh_child` a test in a child of
+//! its own, `warm` a warm program's tests, `work_directory` its renewal between judge tests.
 
-#![allow(unsafe_code)]
+// `unsafe` is confined to `sys`, and every block there says why it is sound.
+#![deny(unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
-#[path = "../src/exec_protocol.rs"]
-#[allow(dead_code)]
-mod exec_protocol;
+#[cfg(not(target_os = "linux"))]
+compile_error!("the exec supervisor runs on Linux only");
 
 mod fresh_child;
 mod spawn;
+#[expect(
+    unsafe_code,
+    reason = "the system calls rustix does not offer, each block with its SAFETY line"
+)]
 mod sys;
 mod warm;
 mod watch;
 mod work_directory;
 
 use std::fs::File;
-use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::io::{self, Write};
+use std::os::fd::RawFd;
 
-use exec_protocol::{Decoder, ProgramSpec, RunSpec, operation};
 use fresh_child::run_test;
+use rlvr_exec_supervisor::{LoadReply, Request};
 use spawn::{Program, probe_isolation};
 use warm::{Warm, run_warm};
 use work_directory::WorkDirectory;
@@ -45,68 +51,52 @@ const HIGH_DESCRIPTOR: RawFd = 100;
 const STDERR_CAP: u64 = 64 << 10;
 /// Where programs run and what the judge empties after each test.
 const WORK_DIRECTORY: &str = "/tmp";
-/// Exit status of a child that failed before its program started.
-const NOT_STARTED_STATUS: i32 = 127;
 
 fn main() {
     // Without this a test child sharing the supervisor's uid (one mapped id) could open
     // /proc/<pid>/mem of the supervisor, were it visible.
-    let _ = sys::set_dumpable(false);
+    let _ = sys::set_undumpable();
     // Requests on 0 and replies on 1, moved out of the way; 0, 1 and 2 become /dev/null.
-    let (Ok(requests), Ok(replies)) = (
-        sys::duplicate_at_least(0, HIGH_DESCRIPTOR),
-        sys::duplicate_at_least(1, HIGH_DESCRIPTOR),
-    ) else {
+    let Ok((requests, replies)) = sys::adopt_standard_descriptors(HIGH_DESCRIPTOR) else {
         std::process::exit(2);
     };
-    if let Ok(null) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/null")
-    {
-        for target in 0..3 {
-            let _ = sys::duplicate_onto(null.as_raw_fd(), target);
-        }
-    }
-    // SAFETY: descriptors just duplicated, owned here alone.
-    let (mut requests, mut replies) =
-        unsafe { (File::from_raw_fd(requests), File::from_raw_fd(replies)) };
+    let (mut requests, mut replies) = (File::from(requests), File::from(replies));
     let isolation = probe_isolation();
     let mut work = WorkDirectory::probe(isolation.capabilities);
     let mut program: Option<Program> = None;
     let mut warm: Option<Warm> = None;
     loop {
-        let mut request = match Decoder::receive(&mut requests) {
+        let request = match Request::receive(&mut requests) {
             Ok(Some(request)) => request,
             _ => return,
         };
-        let reply = match request.byte() {
-            Ok(operation::LOAD) => {
+        let reply = match request {
+            Request::Load(spec) => {
                 if let Some(previous) = warm.take() {
                     previous.end();
                 }
-                let loaded = ProgramSpec::decode(&mut request).and_then(Program::load);
+                let loaded = Program::load(spec);
                 let problem = loaded.as_ref().err().map(ToString::to_string);
                 program = loaded.ok();
-                exec_protocol::encode_load_reply(problem.as_deref())
+                LoadReply { problem }.encode()
             }
-            Ok(operation::RUN) => {
-                let result = RunSpec::decode(&mut request).and_then(|spec| match &program {
+            Request::Run(spec) => {
+                let result = match &program {
                     Some(program) if program.persistent => {
                         run_warm(&isolation, &mut work, program, &spec, &mut warm)
                     }
                     Some(program) => run_test(&isolation, &mut work, program, &spec),
                     None => Err(io::Error::other("no program is loaded")),
-                });
+                };
                 match result {
                     Ok(report) => report.encode(),
                     // The supervisor itself failed: the client sees the connection end.
                     Err(_) => return,
                 }
             }
-            _ => return,
+            Request::Exit => return,
         };
-        if reply.send(&mut replies).is_err() {
+        if replies.write_all(&reply).is_err() {
             return;
         }
     }

@@ -3,12 +3,13 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
-use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
-use crate::exec_protocol::{RunReport, RunSpec, ending};
+use rlvr_exec_supervisor::{RunReport, RunSpec, ending};
+
 use crate::spawn::{
-    Isolation, Program, Spawned, memory_file, owned, read_memory_file, spawn_isolated,
+    Isolation, Program, Spawned, high, memory_file, read_memory_file, spawn_isolated,
     startup_failure,
 };
 use crate::sys;
@@ -120,18 +121,13 @@ fn start_warm(
     let stdout = File::from(memory_file(c"stdout", b"", false)?);
     let stderr = File::from(memory_file(c"stderr", b"", false)?);
     let (control_read, control_write) = sys::pipe()?;
-    let (control_read, control) = (owned(control_read)?, File::from(owned(control_write)?));
+    let (control_read, control) = (high(control_read)?, File::from(high(control_write)?));
     let (results_read, results_write) = sys::pipe()?;
-    let (results, results_write) = (File::from(owned(results_read)?), owned(results_write)?);
+    let (results, results_write) = (File::from(high(results_read)?), high(results_write)?);
     // The program opens its pipes by path (`/proc/self/fd/5`), which checks the pipe's own
     // mode: let the program uid open them (only its processes can name them).
-    {
-        use std::os::unix::fs::PermissionsExt;
-        for fd in [control_read.as_raw_fd(), results_write.as_raw_fd()] {
-            // SAFETY: a borrowed descriptor that stays open; the File is forgotten unclosed.
-            let file = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
-            file.set_permissions(std::fs::Permissions::from_mode(0o666))?;
-        }
+    for fd in [&control_read, &results_write] {
+        sys::open_to_everyone(fd.as_fd())?;
     }
     // No CPU limit on the process: each test's time is its wall clock (docs/languages.md).
     let limits = RunSpec {
@@ -145,12 +141,12 @@ fn start_warm(
     } = spawn_isolated(
         isolation,
         program,
-        [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()],
-        &[control_read.as_raw_fd(), results_write.as_raw_fd()],
+        [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()],
+        &[control_read.as_fd(), results_write.as_fd()],
         &limits,
     )?;
     drop((control_read, results_write));
-    let pidfd = owned(sys::pidfd_open(pid)?)?;
+    let pidfd = high(sys::pidfd_open(pid)?)?;
     let mut warm = Warm {
         pid,
         pidfd,
@@ -173,14 +169,14 @@ fn start_warm(
     }
     let left = (started + WARM_START).saturating_duration_since(Instant::now());
     let timeout = i32::try_from(left.as_millis().max(1)).unwrap_or(i32::MAX);
-    if sys::wait_readable(warm.results.as_raw_fd(), timeout)? {
+    if sys::wait_readable(warm.results.as_fd(), timeout)? {
         let mut ready = [0u8; 1];
         if warm.results.read(&mut ready)? == 1 && ready[0] == b'R' {
             warm.threads = as_program(isolation, || status_field(pid, "Threads"));
             warm.namespace = as_program(isolation, || {
                 File::open(format!("/proc/{pid}/ns/pid"))
                     .ok()
-                    .and_then(|file| owned(OwnedFd::from(file).into_raw_fd()).ok())
+                    .and_then(|file| high(OwnedFd::from(file)).ok())
             });
             return Ok(Ok(warm));
         }
@@ -198,11 +194,12 @@ fn finish_warm(
     timed_out: bool,
     output_capped: bool,
 ) -> io::Result<RunReport> {
-    let (_, status, usage) =
+    let (_, waited) =
         sys::wait_for(warm.pid, 0)?.ok_or_else(|| io::Error::other("the warm program vanished"))?;
+    let status = waited.status;
     let mut report = RunReport {
         wall_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
-        max_resident_kib: usage.counters[0].max(0) as u64,
+        max_resident_kib: waited.max_resident_kib,
         ..RunReport::default()
     };
     if timed_out {
@@ -274,7 +271,7 @@ fn ready_process(
     slot: &mut Option<Warm>,
 ) -> io::Result<Result<Warm, RunReport>> {
     let kept = slot.take().and_then(|warm| {
-        if sys::wait_readable(warm.pidfd.as_raw_fd(), 0).unwrap_or(true) {
+        if sys::wait_readable(warm.pidfd.as_fd(), 0).unwrap_or(true) {
             warm.end();
             None
         } else {
@@ -373,13 +370,13 @@ fn run_in(isolation: &Isolation, mut warm: Warm, spec: &RunSpec, control: u8) ->
     let deadline = started + std::time::Duration::from_millis(spec.wall_ms.max(1));
     let mut answer = None;
     let watched = watch(deadline, &warm.stdout, spec.output_bytes, |milliseconds| {
-        if sys::wait_readable(warm.results.as_raw_fd(), milliseconds)? {
+        if sys::wait_readable(warm.results.as_fd(), milliseconds)? {
             let mut reply = [0u8; 5];
             // Ended mid-answer, it has none: its exit status is the test's.
             answer = (&warm.results).read_exact(&mut reply).ok().map(|()| reply);
             return Ok(true);
         }
-        sys::wait_readable(warm.pidfd.as_raw_fd(), 0)
+        sys::wait_readable(warm.pidfd.as_fd(), 0)
     })?;
     let timed_out = watched == Watched::TimedOut;
     let output_capped = watched == Watched::OutputCapped;

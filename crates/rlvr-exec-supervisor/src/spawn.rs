@@ -5,12 +5,14 @@
 use std::ffi::{CString, c_char};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::Instant;
 
+use rlvr_exec_supervisor::{ProgramSpec, RunSpec};
+use rustix::process::Resource;
+
 use crate::HIGH_DESCRIPTOR;
-use crate::exec_protocol::{ProgramSpec, RunSpec};
-use crate::sys;
+use crate::sys::{self, Errno};
 
 /// What the supervisor may do for each test, found once at start-up.
 pub(crate) struct Isolation {
@@ -27,7 +29,7 @@ pub(crate) struct Isolation {
 }
 
 /// Where the sandbox leaves a supervisor's `ns_last_pid` (docs/sandbox.md).
-const LAST_PID_DESCRIPTOR: RawFd = 63;
+const LAST_PID_DESCRIPTOR: std::os::fd::RawFd = 63;
 /// Every test child's PID in the sandbox's namespace (what `/proc/self` names) is the one after,
 /// as the Python runner's (`runner/isolation.py`, `FIRST_TEST_PID`).
 const FIRST_TEST_PID: &[u8] = b"100";
@@ -96,27 +98,23 @@ fn probe_thread_ids(
     own: &OwnedFd,
     last_pid: &File,
 ) -> io::Result<Option<i32>> {
-    sys::enter_pid_namespace(namespace.as_raw_fd())?;
+    sys::enter_pid_namespace(namespace.as_fd())?;
     let forked = sys::fork_process();
     if let Ok(0) = forked {
-        sys::child::write_last_pid_and_exit(last_pid.as_raw_fd(), NESTED_LAST_PID);
+        sys::child::write_last_pid_and_exit(last_pid.as_fd(), NESTED_LAST_PID);
     }
-    sys::enter_pid_namespace(own.as_raw_fd())?;
+    sys::enter_pid_namespace(own.as_fd())?;
     let pid = forked?;
-    let (_, status, _) =
+    let (_, waited) =
         sys::wait_for(pid, 0)?.ok_or_else(|| io::Error::other("the probe vanished"))?;
-    Ok((status == 1 << 8).then_some(pid))
+    Ok((waited.status == 1 << 8).then_some(pid))
 }
 
 /// The sandbox's `ns_last_pid` descriptor moved out of the tests' way, when it works.
 fn adopt_last_pid() -> Option<File> {
-    if !sys::descriptor_is_open(LAST_PID_DESCRIPTOR) {
-        return None;
-    }
-    let moved = sys::duplicate_at_least(LAST_PID_DESCRIPTOR, HIGH_DESCRIPTOR).ok();
-    sys::close_descriptor(LAST_PID_DESCRIPTOR);
-    // SAFETY: a fresh descriptor we own.
-    let file = File::from(unsafe { OwnedFd::from_raw_fd(moved?) });
+    let inherited = sys::inherited_descriptor(LAST_PID_DESCRIPTOR)?;
+    let moved = high(inherited).ok()?;
+    let file = File::from(moved);
     use std::os::unix::fs::FileExt;
     file.write_at(FIRST_TEST_PID, 0).ok().map(|_| file)
 }
@@ -162,21 +160,15 @@ pub(crate) fn probe_isolation() -> Isolation {
     let Ok(own) = high(OwnedFd::from(own)) else {
         return isolation;
     };
-    if sys::unshare_pid_namespace().is_ok() && sys::enter_pid_namespace(own.as_raw_fd()).is_ok() {
+    if sys::unshare_pid_namespace().is_ok() && sys::enter_pid_namespace(own.as_fd()).is_ok() {
         isolation.pid_namespace = Some(own);
     }
     isolation
 }
 
-fn high(fd: OwnedFd) -> io::Result<OwnedFd> {
-    let moved = sys::duplicate_at_least(fd.as_raw_fd(), HIGH_DESCRIPTOR)?;
-    // SAFETY: a fresh descriptor we own.
-    Ok(unsafe { OwnedFd::from_raw_fd(moved) })
-}
-
-pub(crate) fn owned(fd: RawFd) -> io::Result<OwnedFd> {
-    // SAFETY: a fresh descriptor returned by a call that created it.
-    high(unsafe { OwnedFd::from_raw_fd(fd) })
+/// `fd` moved to [`HIGH_DESCRIPTOR`] or above, out of the tests' way (the original closes).
+pub(crate) fn high(fd: OwnedFd) -> io::Result<OwnedFd> {
+    sys::duplicate_at_least(fd.as_fd(), HIGH_DESCRIPTOR)
 }
 
 pub(crate) fn memory_file(
@@ -184,12 +176,12 @@ pub(crate) fn memory_file(
     contents: &[u8],
     sealed: bool,
 ) -> io::Result<OwnedFd> {
-    let fd = owned(sys::memory_file(name, sealed)?)?;
+    let fd = high(sys::memory_file(name, sealed)?)?;
     let mut file = File::from(fd);
     std::io::Write::write_all(&mut file, contents)?;
     file.seek(SeekFrom::Start(0))?;
     if sealed {
-        sys::seal(file.as_raw_fd())?;
+        sys::seal(file.as_fd())?;
     }
     Ok(OwnedFd::from(file))
 }
@@ -260,85 +252,74 @@ fn become_program(
     isolation: &Isolation,
     program: &Program,
     pointers: (&[*const c_char], &[*const c_char]),
-    streams: [RawFd; 3],
-    extra: &[RawFd],
-    report: RawFd,
+    streams: [BorrowedFd<'_>; 3],
+    extra: &[BorrowedFd<'_>],
+    report: BorrowedFd<'_>,
     spec: &RunSpec,
 ) -> ! {
     use sys::child;
+    // The step's index in `STEPS` is what the parent reports.
+    let check = |step: u8, result: Result<(), Errno>| {
+        if let Err(errno) = result {
+            child::fail(report, step, errno);
+        }
+    };
     // 1. A session of its own: no signal reaches the supervisor's process group.
-    if !child::new_session() {
-        child::fail(report, 0);
-    }
+    check(0, child::new_session());
     if isolation.capabilities {
         // 2. Executing anything as uid 0 can no longer grant capabilities.
-        if !child::lock_no_root() {
-            child::fail(report, 1);
-        }
+        check(1, child::lock_no_root());
         // 3. The program uid where a second id is mapped (the supervisor keeps uid 0).
-        if isolation.program_id != 0 && !child::become_id(isolation.program_id) {
-            child::fail(report, 2);
+        if isolation.program_id != 0 {
+            check(2, child::become_id(isolation.program_id));
         }
         // 4. No capability left: the namespace calls the supervisor's seccomp filter lets
         //    through now fail with EPERM.
-        if !child::drop_capabilities() {
-            child::fail(report, 3);
-        }
+        check(3, child::drop_capabilities());
     }
     // 5. Fresh memory files on 0, 1, 2; the program's files on 3, 4, ... (then a warm
     //    program's control and result pipes); every other descriptor closes at exec.
-    for (target, &source) in streams.iter().enumerate() {
-        if !child::move_descriptor(source, target as RawFd) {
-            child::fail(report, 4);
-        }
+    for (target, source) in (0..).zip(streams) {
+        check(4, child::move_descriptor(source, target));
     }
     let files = program
         .files
         .iter()
-        .map(AsRawFd::as_raw_fd)
+        .map(AsFd::as_fd)
         .chain(extra.iter().copied());
     let mut next = 3;
     for source in files {
-        if !child::move_descriptor(source, next) {
-            child::fail(report, 4);
-        }
+        check(4, child::move_descriptor(source, next));
         next += 1;
     }
-    if !child::close_on_exec_from(next) {
-        child::fail(report, 4);
-    }
+    check(4, child::close_on_exec_from(next));
     // 6. Default signal dispositions and an empty mask.
-    if !child::reset_signals() {
-        child::fail(report, 5);
-    }
+    check(5, child::reset_signals());
     // 7. Limits: CPU (the hard limit one second above kills), output (writes past the cap
-    //    fail), address space, no core files.
-    let mut limited = child::limit(sys::RLIMIT_CORE, 0, 0);
-    if spec.cpu_seconds > 0 {
-        limited &= child::limit(sys::RLIMIT_CPU, spec.cpu_seconds, spec.cpu_seconds + 1);
-    }
-    if spec.output_bytes > 0 {
-        limited &= child::limit(sys::RLIMIT_FSIZE, spec.output_bytes, spec.output_bytes);
-    }
-    if spec.address_space_bytes > 0 {
-        limited &= child::limit(
-            sys::RLIMIT_AS,
+    //    fail), address space, committed memory, no core files.
+    let limits = [
+        (Resource::Core, 0, 0),
+        (Resource::Cpu, spec.cpu_seconds, spec.cpu_seconds + 1),
+        (Resource::Fsize, spec.output_bytes, spec.output_bytes),
+        (
+            Resource::As,
             spec.address_space_bytes,
             spec.address_space_bytes,
-        );
-    }
-    if spec.data_bytes > 0 {
-        limited &= child::limit(sys::RLIMIT_DATA, spec.data_bytes, spec.data_bytes);
-    }
-    if !limited {
-        child::fail(report, 6);
+        ),
+        (Resource::Data, spec.data_bytes, spec.data_bytes),
+    ];
+    for (resource, current, maximum) in limits {
+        // 0 means no limit, except for core files.
+        if current > 0 || resource == Resource::Core {
+            check(6, child::limit(resource, current, maximum));
+        }
     }
     // 8. The program.
-    match &program.image {
-        Some(image) => child::execute_image(image.as_raw_fd(), pointers.0, pointers.1),
-        None => child::execute_path(program.path.as_ptr(), pointers.0, pointers.1),
-    }
-    child::fail(report, 7)
+    let errno = match &program.image {
+        Some(image) => child::execute_image(image.as_fd(), pointers.0, pointers.1),
+        None => child::execute_path(&program.path, pointers.0, pointers.1),
+    };
+    child::fail(report, 7, errno)
 }
 
 pub(crate) fn read_memory_file(file: &mut File, cap: u64) -> io::Result<(Vec<u8>, bool)> {
@@ -362,12 +343,12 @@ pub(crate) struct Spawned {
 pub(crate) fn spawn_isolated(
     isolation: &Isolation,
     program: &Program,
-    streams: [RawFd; 3],
-    extra: &[RawFd],
+    streams: [BorrowedFd<'_>; 3],
+    extra: &[BorrowedFd<'_>],
     spec: &RunSpec,
 ) -> io::Result<Spawned> {
     let (report_read, report_write) = sys::pipe()?;
-    let (report_read, report_write) = (owned(report_read)?, owned(report_write)?);
+    let (report_read, report_write) = (high(report_read)?, high(report_write)?);
     let arguments: Vec<*const c_char> = program
         .arguments
         .iter()
@@ -393,12 +374,12 @@ pub(crate) fn spawn_isolated(
             (&arguments, &environment),
             streams,
             extra,
-            report_write.as_raw_fd(),
+            report_write.as_fd(),
             spec,
         );
     }
     if let Some(own) = &isolation.pid_namespace {
-        sys::enter_pid_namespace(own.as_raw_fd())?;
+        sys::enter_pid_namespace(own.as_fd())?;
     }
     let pid = forked?;
     drop(report_write);
