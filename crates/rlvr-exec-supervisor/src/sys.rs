@@ -169,14 +169,14 @@ pub fn wait_for(pid: i32, options: i32) -> io::Result<Option<(i32, Waited)>> {
 /// the process's.
 pub fn set_effective_ids(id: u32) -> bool {
     use rustix::process::{Gid, Uid};
-    let (uid, gid) = (Uid::from_raw(id), Gid::from_raw(id));
+    let set_uid = || rustix::thread::set_thread_res_uid(None, Uid::from_raw(id), None).is_ok();
+    let set_gid = || rustix::thread::set_thread_res_gid(None, Gid::from_raw(id), None).is_ok();
     if id == 0 {
-        rustix::thread::set_thread_res_uid(None, uid, None).is_ok()
-            && rustix::thread::set_thread_res_gid(None, gid, None).is_ok()
-    } else {
-        rustix::thread::set_thread_res_gid(None, gid, None).is_ok()
-            && rustix::thread::set_thread_res_uid(None, uid, None).is_ok()
+        // The uid first: its capabilities back, the gid may change.
+        return set_uid() && set_gid();
     }
+    // The gid first, while the capabilities of uid 0 still allow it.
+    set_gid() && set_uid()
 }
 
 /// `kill(pid, signal)`; `pid` -1 is every process this one may signal.
