@@ -1,9 +1,11 @@
-//! The warm Python runner over its protocol, with the real sandbox: loads, tests, resets,
+//! The warm Python runner over its protocol, with the real sandbox: the frame format on both
+//! sides, loads, tests, resets,
 //! the live child of judge functional tests, the references' process semantics. One test
 //! binary, a module per concern, and a shared [`common`] module.
 
 mod common;
 
+mod frames;
 mod live_child;
 mod protocol;
 mod reference_semantics;
