@@ -5,7 +5,7 @@
 //! A build script cannot depend on a binary (cargo's artifact dependencies are unstable), so
 //! this one runs the cargo that runs it: the `exec-supervisor` profile, `+crt-static` for the
 //! target only (build scripts and proc macros stay dynamic), and a target directory of its own
-//! under `OUT_DIR`, since the outer cargo holds the lock of its own. It shares the outer build's
+//! (the outer cargo holds the lock of its own), shared by every build of this crate. It shares the outer build's
 //! jobserver (`CARGO_MAKEFLAGS`), so the two together use the cores they were given.
 
 use std::path::{Path, PathBuf};
@@ -35,7 +35,14 @@ fn main() {
     }
     println!("cargo::rerun-if-env-changed=RLVR_SUPERVISOR_LINKER");
     let output = PathBuf::from(environment("OUT_DIR"));
-    let target_directory = output.join("exec-supervisor-target");
+    // One supervisor build for every profile and lint run of this crate: a directory beside
+    // the outer build's (cargo marks its target directory's root with CACHEDIR.TAG), else
+    // under OUT_DIR.
+    let target_directory = output
+        .ancestors()
+        .find(|directory| directory.join("CACHEDIR.TAG").is_file())
+        .unwrap_or(&output)
+        .join("exec-supervisor");
     let target = environment("TARGET");
     let host = environment("HOST");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());

@@ -3,11 +3,16 @@
 //! scores every response in order, as a trainer's reward worker does, so what one response
 //! leaves in the process or its files reaches the next. A response that ends or hangs the
 //! process voids its score; the harness restarts for the responses after it.
+//!
+//! The harness speaks frames (docs/runner.md, "The frame format"): one request with every case,
+//! then one answer per case, each read with the call's deadline on `rlvr-runner`'s framed pipe;
+//! on the Python side `runner/protocol.py`, put before `python_harness.py`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::time::{Duration, Instant};
 
+use rlvr_runner::transport::{FramedPipe, PipeError};
 use rlvr_sandbox::{Program, ResourceLimits, Sandbox, SpawnRequest};
 use serde_json::{Value, json};
 
@@ -18,6 +23,8 @@ use crate::target::{Outcome, ScoreRange, Target};
 pub const PYTHON_PATH_IN_SANDBOX: &str = "/opt/rlvr-reward";
 
 const HARNESS: &str = include_str!("python_harness.py");
+/// Largest answer header the harness may send (an answer holds a score or a short error).
+const MAX_ANSWER_HEADER: usize = 1 << 20;
 /// The last bytes of the harness's standard error kept for messages.
 const STDERR_TAIL: usize = 4096;
 
@@ -43,12 +50,6 @@ enum Ended {
     DiedAt(usize, String),
     /// The harness could not start or load the function: every remaining case failed.
     Broken(String),
-}
-
-/// One line from the harness, or the end of its output.
-enum Message {
-    Answer(Value),
-    Closed,
 }
 
 impl PythonFunctionTarget {
@@ -137,10 +138,9 @@ impl PythonFunctionTarget {
             "path": self.with_path.then_some(PYTHON_PATH_IN_SANDBOX),
             "nonce": nonce,
             "cases": cases,
-        })
-        .to_string();
+        });
         let mut spawn = SpawnRequest::new(Program::Python {
-            source: HARNESS.to_owned(),
+            source: format!("{}{HARNESS}", rlvr_runner::FRAMING_SOURCE),
         });
         spawn.limits = ResourceLimits {
             wall: Duration::from_secs(3600),
@@ -156,7 +156,7 @@ impl PythonFunctionTarget {
                 return Ended::Broken(format!("the sandbox could not start the harness: {error}"));
             }
         };
-        let (Some(mut stdin), Some(stdout), Some(stderr)) = (
+        let (Some(stdin), Some(stdout), Some(stderr)) = (
             process.stdin.take(),
             process.stdout.take(),
             process.stderr.take(),
@@ -165,32 +165,33 @@ impl PythonFunctionTarget {
             let _ = process.wait();
             return Ended::Broken("the harness has no pipes".to_owned());
         };
-        let writer = std::thread::spawn(move || {
-            let _ = stdin.write_all(request.as_bytes());
-        });
+        // Standard error is drained as it comes (a full pipe would stop the harness).
         let stderr_reader = std::thread::spawn(move || tail_of(stderr));
-        let (sender, receiver) = mpsc::channel();
-        let prefix = format!("{nonce} ");
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(answer) = line.strip_prefix(&prefix)
-                    && let Ok(value) = serde_json::from_str::<Value>(answer)
-                    && sender.send(Message::Answer(value)).is_err()
-                {
-                    return;
-                }
-            }
-            let _ = sender.send(Message::Closed);
-        });
+        let mut pipe = FramedPipe::new(
+            OwnedFd::from(stdin),
+            OwnedFd::from(stdout),
+            MAX_ANSWER_HEADER,
+        );
         let mut expected = first;
         let mut ready = false;
+        // The harness reads the request before anything else: a harness that does not take it
+        // within a call's time is one that did not load.
+        let sent = pipe.send_frame(&request, &[], Instant::now() + self.call_timeout);
         let ended = loop {
             if expected == submissions.len() {
                 break Ended::Done;
             }
-            match receiver.recv_timeout(self.call_timeout) {
-                Ok(Message::Answer(answer)) => {
+            let received = match &sent {
+                Ok(()) => pipe.receive_json::<Value>(Instant::now() + self.call_timeout),
+                Err(PipeError::Deadline) => Err(PipeError::Deadline),
+                Err(_) => Err(PipeError::Closed),
+            };
+            match received {
+                Ok(answer) => {
+                    // Frames without the nonce are not the harness's answers.
+                    if answer["nonce"] != nonce.as_str() {
+                        continue;
+                    }
                     if let Some(reason) = answer["import_error"].as_str() {
                         break Ended::Broken(format!(
                             "{}:{} could not be loaded: {reason}",
@@ -222,10 +223,7 @@ impl PythonFunctionTarget {
                     });
                     expected += 1;
                 }
-                Ok(Message::Closed) | Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    break Ended::DiedAt(expected, String::new());
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) if !ready => {
+                Err(PipeError::Deadline) if !ready => {
                     break Ended::Broken(format!(
                         "{}:{} was not loaded within {} s",
                         self.module,
@@ -233,7 +231,7 @@ impl PythonFunctionTarget {
                         self.call_timeout.as_secs()
                     ));
                 }
-                Err(mpsc::RecvTimeoutError::Timeout) => {
+                Err(PipeError::Deadline) => {
                     break Ended::DiedAt(
                         expected,
                         format!(
@@ -242,12 +240,13 @@ impl PythonFunctionTarget {
                         ),
                     );
                 }
+                // It closed its end, or broke the framing: its process is done for.
+                Err(_) => break Ended::DiedAt(expected, String::new()),
             }
         };
         process.kill();
         let exit = process.wait();
-        let _ = writer.join();
-        let _ = reader.join();
+        drop(pipe);
         let stderr_tail = stderr_reader.join().unwrap_or_default();
         match ended {
             Ended::DiedAt(index, reason) if reason.is_empty() => {
@@ -280,7 +279,7 @@ impl PythonFunctionTarget {
     }
 }
 
-/// A nonce for the harness's answer lines (the responses never see it written anywhere).
+/// A nonce for the harness's answers (the responses never see it written anywhere).
 fn nonce() -> String {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
