@@ -341,13 +341,14 @@ pub mod child {
     /// Marks every descriptor from `first` up close-on-exec (the report pipe and the
     /// program image stay usable until the exec closes them).
     pub fn close_on_exec_from(first: RawFd) -> Result<(), Errno> {
-        // SAFETY: integer arguments only; CLOEXEC closes nothing now.
+        // SAFETY: integer arguments only, each passed as the `long` `syscall` reads; CLOEXEC
+        // closes nothing now.
         let result = unsafe {
             libc::syscall(
                 libc::SYS_close_range,
-                first,
-                u32::MAX,
-                libc::CLOSE_RANGE_CLOEXEC,
+                libc::c_long::from(first),
+                libc::c_long::from(u32::MAX),
+                libc::c_long::from(libc::CLOSE_RANGE_CLOEXEC),
             )
         };
         if result == 0 {
@@ -405,11 +406,11 @@ pub mod child {
         unsafe {
             libc::syscall(
                 libc::SYS_execveat,
-                image.as_raw_fd(),
+                libc::c_long::from(image.as_raw_fd()),
                 c"".as_ptr(),
                 arguments.as_ptr(),
                 environment.as_ptr(),
-                libc::AT_EMPTY_PATH,
+                libc::c_long::from(libc::AT_EMPTY_PATH),
             );
         }
         Errno::from_io_error(&io::Error::last_os_error()).unwrap_or(Errno::INVAL)
