@@ -194,3 +194,32 @@ impl Read for DeadlineReader<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The program headers of an ELF64 image: (type, ...) as the kernel's loader reads them.
+    fn program_header_types(image: &[u8]) -> Vec<u32> {
+        let read_u16 = |at: usize| u16::from_le_bytes([image[at], image[at + 1]]) as usize;
+        let offset = u64::from_le_bytes(image[0x20..0x28].try_into().expect("8 bytes")) as usize;
+        let (size, count) = (read_u16(0x36), read_u16(0x38));
+        (0..count)
+            .map(|index| {
+                let at = offset + index * size;
+                u32::from_le_bytes(image[at..at + 4].try_into().expect("4 bytes"))
+            })
+            .collect()
+    }
+
+    /// The supervisor runs inside the sandbox's minimal root, where the host's libraries may
+    /// not be: its image names no interpreter (no dynamic loader), whatever built it.
+    #[test]
+    fn the_embedded_supervisor_is_a_static_executable() {
+        const PROGRAM_INTERPRETER: u32 = 3;
+        let image = crate::SUPERVISOR_IMAGE;
+        assert_eq!(&image[..4], b"\x7fELF");
+        assert_eq!(image[4], 2, "a 64-bit image");
+        let types = program_header_types(image);
+        assert!(types.contains(&1), "a loadable segment: {types:?}");
+        assert!(!types.contains(&PROGRAM_INTERPRETER), "{types:?}");
+    }
+}
