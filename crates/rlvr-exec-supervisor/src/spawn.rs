@@ -338,6 +338,16 @@ pub(crate) struct Spawned {
     pub(crate) failures: OwnedFd,
 }
 
+/// The pointers of `strings` and a null one: an `argv` or `envp` for exec, valid while
+/// `strings` is.
+fn null_terminated(strings: &[CString]) -> Vec<*const c_char> {
+    strings
+        .iter()
+        .map(|string| string.as_ptr())
+        .chain([std::ptr::null()])
+        .collect()
+}
+
 /// Unshares a fresh PID namespace, forks, and in the child becomes the program
 /// ([`become_program`]); the parent goes back to its own PID namespace.
 pub(crate) fn spawn_isolated(
@@ -349,18 +359,10 @@ pub(crate) fn spawn_isolated(
 ) -> io::Result<Spawned> {
     let (report_read, report_write) = sys::pipe()?;
     let (report_read, report_write) = (high(report_read)?, high(report_write)?);
-    let arguments: Vec<*const c_char> = program
-        .arguments
-        .iter()
-        .map(|argument| argument.as_ptr())
-        .chain([std::ptr::null()])
-        .collect();
-    let environment: Vec<*const c_char> = program
-        .environment
-        .iter()
-        .map(|variable| variable.as_ptr())
-        .chain([std::ptr::null()])
-        .collect();
+    let (arguments, environment) = (
+        null_terminated(&program.arguments),
+        null_terminated(&program.environment),
+    );
     isolation.reset_next_pid();
     if isolation.pid_namespace.is_some() {
         sys::unshare_pid_namespace()?;
