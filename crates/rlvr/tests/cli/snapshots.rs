@@ -1,7 +1,7 @@
 //! What a user reads, pinned whole with insta snapshots (`snapshots/`): the validation report,
 //! the summary table and the audit of a faulty file, the result lines and summary of a small
-//! verify run, and the answer to each common mistake. A change to
-//! any of them shows as a diff to review (`cargo insta review`), not as a silent drift.
+//! verify run, the answer to each common mistake, and `rlvr doctor`. A change to any of them
+//! shows as a diff to review (`cargo insta review`), not as a silent drift.
 
 use std::path::Path;
 
