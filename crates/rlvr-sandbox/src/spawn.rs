@@ -172,6 +172,140 @@ fn read_report(error_read: &OwnedFd) -> StartReport {
     StartReport::Failed(Step::from_code(code).unwrap_or(Step::Execute), errno)
 }
 
+/// The files the work directory starts with: the request's, and a Python program's source as
+/// `main.py`; every name a plain file name.
+fn work_files(mut files: Vec<WorkFile>, program: &Program) -> Result<Vec<WorkFile>, SandboxError> {
+    if let Program::Python { source } = program {
+        files.push(WorkFile {
+            name: "main.py".to_owned(),
+            contents: source.clone().into_bytes(),
+        });
+    }
+    for file in &files {
+        if file.name.is_empty() || file.name.contains('/') || file.name == "." || file.name == ".."
+        {
+            return Err(SandboxError::InvalidRequest {
+                reason: format!("bad work file name {:?}", file.name),
+            });
+        }
+    }
+    Ok(files)
+}
+
+/// The child's standard streams and the parent's ends of those that are piped.
+struct ChildStreams {
+    /// Descriptors 0, 1 and 2 of the child, in that order.
+    child: [OwnedFd; 3],
+    stdin_parent: Option<File>,
+    stdout_parent: Option<File>,
+    stderr_parent: Option<File>,
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd), SandboxError> {
+    rustix::pipe::pipe_with(PipeFlags::CLOEXEC)
+        .map_err(|errno| SandboxError::system("pipe")(errno.into()))
+}
+
+fn child_streams(
+    inner: &Inner,
+    stdin: StdioSpec,
+    stdout: StdioSpec,
+    stderr: StdioSpec,
+) -> Result<ChildStreams, SandboxError> {
+    let (stdin_child, stdin_parent) = match stdin {
+        StdioSpec::Piped => {
+            let (read, write) = pipe()?;
+            (read, Some(File::from(write)))
+        }
+        StdioSpec::Null => (sealed_memory_file("stdin", b"")?, None),
+        StdioSpec::Descriptor(fd) => (fd, None),
+    };
+    let output = |spec: StdioSpec| -> Result<(OwnedFd, Option<File>), SandboxError> {
+        Ok(match spec {
+            StdioSpec::Piped => {
+                let (read, write) = pipe()?;
+                (write, Some(File::from(read)))
+            }
+            StdioSpec::Null => (
+                inner
+                    .null_output
+                    .try_clone()
+                    .map_err(SandboxError::system("descriptor duplication"))?,
+                None,
+            ),
+            StdioSpec::Descriptor(fd) => (fd, None),
+        })
+    };
+    let (stdout_child, stdout_parent) = output(stdout)?;
+    let (stderr_child, stderr_parent) = output(stderr)?;
+    Ok(ChildStreams {
+        child: [stdin_child, stdout_child, stderr_child],
+        stdin_parent,
+        stdout_parent,
+        stderr_parent,
+    })
+}
+
+/// The work files as the child gets them: sealed memory files it copies into its private
+/// work directory, or, without one (degraded mode), a host directory written here.
+struct WorkFilePlan {
+    /// Kept open until the child started.
+    memory_files: Vec<OwnedFd>,
+    planned: Vec<PlannedFile>,
+    host_directory: Option<tempfile::TempDir>,
+}
+
+fn plan_work_files(inner: &Inner, files: &[WorkFile]) -> Result<WorkFilePlan, SandboxError> {
+    let mut memory_files = Vec::new();
+    let mut planned_files = Vec::new();
+    if inner.filesystem.is_some() {
+        for file in files {
+            let fd = high(sealed_memory_file(&file.name, &file.contents)?)?;
+            planned_files.push(PlannedFile {
+                path: c_string(format!("{WORK_DIRECTORY}/{}", file.name))?,
+                source: fd.as_raw_fd(),
+                length: file.contents.len() as u64,
+            });
+            memory_files.push(fd);
+        }
+        return Ok(WorkFilePlan {
+            memory_files,
+            planned: planned_files,
+            host_directory: None,
+        });
+    }
+    let directory = tempfile::Builder::new()
+        .prefix("rlvr-sandbox-work-")
+        .tempdir()
+        .map_err(SandboxError::system("create work directory"))?;
+    for file in files {
+        let path = directory.path().join(&file.name);
+        fs_err::write(&path, &file.contents)
+            .map_err(SandboxError::path("write work file", &path))?;
+    }
+    Ok(WorkFilePlan {
+        memory_files,
+        planned: planned_files,
+        host_directory: Some(directory),
+    })
+}
+
+/// What went wrong starting the sandboxed process (`pid`, 0 when never cloned), if anything.
+fn start_failure(report: StartReport, pid: libc::pid_t) -> Option<SandboxError> {
+    match report {
+        StartReport::Executed if pid > 0 => None,
+        StartReport::Executed => Some(SandboxError::ChildStep {
+            step: Step::CloneSandbox,
+            errno: libc::ECHILD,
+        }),
+        StartReport::Failed(step, errno) => Some(SandboxError::ChildStep { step, errno }),
+        StartReport::TimedOut => Some(SandboxError::System {
+            action: "start the sandboxed process",
+            error: std::io::Error::from(std::io::ErrorKind::TimedOut),
+        }),
+    }
+}
+
 impl Sandbox {
     /// Starts a sandboxed process and returns once it has exec'd; the caller talks to it
     /// through its pipes and must wait for or kill it (dropping the handle kills the whole tree).
@@ -191,64 +325,20 @@ impl Sandbox {
             Role::Program
         };
         let (program, argv) = self.command_line(&request.program)?;
-        let mut files = request.files;
-        if let Program::Python { source } = &request.program {
-            files.push(WorkFile {
-                name: "main.py".to_owned(),
-                contents: source.clone().into_bytes(),
-            });
-        }
-        for file in &files {
-            if file.name.is_empty()
-                || file.name.contains('/')
-                || file.name == "."
-                || file.name == ".."
-            {
-                return Err(SandboxError::InvalidRequest {
-                    reason: format!("bad work file name {:?}", file.name),
-                });
-            }
-        }
+        let files = work_files(request.files, &request.program)?;
         let lease = inner
             .cgroups
             .lease(request.limits.memory_bytes, request.limits.pids)?;
 
         // Descriptors: what the child gets (moved >= 64) and what we keep.
+        let streams = child_streams(inner, request.stdin, request.stdout, request.stderr)?;
+        let (stdin_parent, stdout_parent, stderr_parent) = (
+            streams.stdin_parent,
+            streams.stdout_parent,
+            streams.stderr_parent,
+        );
         let mut child_side: Vec<OwnedFd> = Vec::new();
-        let pipe = || {
-            rustix::pipe::pipe_with(PipeFlags::CLOEXEC)
-                .map_err(|errno| SandboxError::system("pipe")(errno.into()))
-        };
-        let (stdin_child, stdin_parent) = match request.stdin {
-            StdioSpec::Piped => {
-                let (read, write) = pipe()?;
-                (read, Some(File::from(write)))
-            }
-            StdioSpec::Null => (sealed_memory_file("stdin", b"")?, None),
-            StdioSpec::Descriptor(fd) => (fd, None),
-        };
-        let output = |spec: StdioSpec| -> Result<(OwnedFd, Option<File>), SandboxError> {
-            Ok(match spec {
-                StdioSpec::Piped => {
-                    let (read, write) = pipe()?;
-                    (write, Some(File::from(read)))
-                }
-                StdioSpec::Null => (
-                    inner
-                        .null_output
-                        .try_clone()
-                        .map_err(SandboxError::system("descriptor duplication"))?,
-                    None,
-                ),
-                StdioSpec::Descriptor(fd) => (fd, None),
-            })
-        };
-        let (stdout_child, stdout_parent) = output(request.stdout)?;
-        let (stderr_child, stderr_parent) = output(request.stderr)?;
-        for fd in [stdin_child, stdout_child, stderr_child]
-            .into_iter()
-            .chain(request.extra_descriptors)
-        {
+        for fd in streams.child.into_iter().chain(request.extra_descriptors) {
             child_side.push(high(fd)?);
         }
         let descriptors: Vec<(RawFd, RawFd)> = child_side
@@ -262,33 +352,11 @@ impl Sandbox {
         let (release_read, release_write) = pipe()?;
         let (release_read, release_write) = (high(release_read)?, high(release_write)?);
 
-        // Work files: copied from sealed memfds by the child, or written here when there is
-        // no private work directory (degraded mode).
-        let mut memory_files = Vec::new();
-        let mut planned_files = Vec::new();
-        let host_work_directory = if inner.filesystem.is_some() {
-            for file in &files {
-                let fd = high(sealed_memory_file(&file.name, &file.contents)?)?;
-                planned_files.push(PlannedFile {
-                    path: c_string(format!("{WORK_DIRECTORY}/{}", file.name))?,
-                    source: fd.as_raw_fd(),
-                    length: file.contents.len() as u64,
-                });
-                memory_files.push(fd);
-            }
-            None
-        } else {
-            let directory = tempfile::Builder::new()
-                .prefix("rlvr-sandbox-work-")
-                .tempdir()
-                .map_err(SandboxError::system("create work directory"))?;
-            for file in &files {
-                let path = directory.path().join(&file.name);
-                fs_err::write(&path, &file.contents)
-                    .map_err(SandboxError::path("write work file", &path))?;
-            }
-            Some(directory)
-        };
+        let WorkFilePlan {
+            memory_files,
+            planned: planned_files,
+            host_directory: host_work_directory,
+        } = plan_work_files(inner, &files)?;
         let work_directory = match &host_work_directory {
             Some(directory) => c_path(directory.path())?,
             None => c_string(WORK_DIRECTORY)?,
@@ -427,18 +495,7 @@ impl Sandbox {
                 let _ = sys::wait_child(pid, true);
             }
         };
-        let failure = match report {
-            StartReport::Executed if pid > 0 => None,
-            StartReport::Executed => Some(SandboxError::ChildStep {
-                step: Step::CloneSandbox,
-                errno: libc::ECHILD,
-            }),
-            StartReport::Failed(step, errno) => Some(SandboxError::ChildStep { step, errno }),
-            StartReport::TimedOut => Some(SandboxError::System {
-                action: "start the sandboxed process",
-                error: std::io::Error::from(std::io::ErrorKind::TimedOut),
-            }),
-        };
+        let failure = start_failure(report, pid);
         if let Some(error) = failure {
             reap_failed(pid);
             drop((plan, sandbox_stack));
