@@ -1,8 +1,16 @@
-//! Middleware that reads every request body before a route sees it: a wrong `Content-Type`
-//! gets 415 and a declared `Content-Length` over `--max-body-bytes` gets 413 at once, both
-//! before a byte of the body is read; the body must then arrive within `--body-timeout` (408)
-//! and stay under the limit when it is chunked (413). Routes find it complete in memory, as they
-//! would have read it anyway.
+//! Request bodies, read whole before a route sees them, in three layers (outermost first):
+//!
+//! 1. [`json_only`], on every route: a request with a body and a `Content-Type` other than
+//!    JSON gets 415 before anything else.
+//! 2. tower-http's `RequestBodyLimitLayer`, on the routes that take a body: 413 at once when a
+//!    declared `Content-Length` is over `--max-body-bytes`, before a byte of the body is read,
+//!    and a cap on a chunked body.
+//! 3. [`read_within_deadline`], on the same routes: the whole body must arrive within
+//!    `--body-timeout` (408). tower-http's `RequestBodyTimeoutLayer` times each frame instead,
+//!    so a client trickling a byte at a time would hold its connection busy for ever.
+//!
+//! Every refusal is `{"error": reason}` with `Connection: close` (the body may be left unread):
+//! [`json_only`] rewrites tower-http's plain-text 413.
 
 use std::sync::Arc;
 
@@ -11,6 +19,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use http_body_util::BodyExt;
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -36,49 +45,63 @@ fn is_json(content_type: &str) -> bool {
         || (media_type.starts_with("application/") && media_type.ends_with("+json"))
 }
 
-pub(crate) async fn read_body(
+fn content_type(headers: &header::HeaderMap) -> Option<&str> {
+    headers
+        .get(header::CONTENT_TYPE)
+        .map(|value| value.to_str().unwrap_or("(not text)"))
+}
+
+/// 415 for a body that is not JSON; and tower-http's 413 for a declared length over the limit
+/// (plain text) rewritten as ours.
+pub(crate) async fn json_only(
     State(state): State<Arc<AppState>>,
     request: Request,
     next: Next,
 ) -> Response {
-    if matches!(
+    let takes_body = !matches!(
         *request.method(),
         Method::GET | Method::HEAD | Method::OPTIONS | Method::DELETE
-    ) {
-        return next.run(request).await;
-    }
-    let headers = request.headers();
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .map(|value| value.to_str().unwrap_or("(not text)"));
-    if !content_type.is_some_and(is_json) {
+    );
+    let given = content_type(request.headers());
+    if takes_body && !given.is_some_and(is_json) {
         return refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             format!(
                 "request bodies are JSON: send Content-Type: application/json (got {})",
-                content_type.map_or_else(|| "none".to_owned(), |value| format!("`{value}`"))
+                given.map_or_else(|| "none".to_owned(), |value| format!("`{value}`"))
             ),
         );
     }
-    let limit = state.config.max_body_bytes;
-    let declared = headers
+    let declared = request
+        .headers()
         .get(header::CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.trim().parse::<u64>().ok());
-    if let Some(length) = declared
-        && length > limit as u64
-    {
-        return refuse(
+        .and_then(|value| value.to_str().ok()?.trim().parse::<u64>().ok());
+    let response = next.run(request).await;
+    let refused_by_limit = response.status() == StatusCode::PAYLOAD_TOO_LARGE
+        && !content_type(response.headers()).is_some_and(is_json);
+    match declared {
+        Some(length) if refused_by_limit => refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!(
-                "request body of {length} bytes is larger than the server's limit of {limit} (--max-body-bytes)"
+                "request body of {length} bytes is larger than the server's limit of {} (--max-body-bytes)",
+                state.config.max_body_bytes
             ),
-        );
+        ),
+        _ => response,
     }
+}
+
+/// Reads the body whole within `--body-timeout`; routes find it in memory, as they would have
+/// read it anyway.
+pub(crate) async fn read_within_deadline(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let (parts, body) = request.into_parts();
     let timeout = state.config.body_timeout;
-    let bytes = match tokio::time::timeout(timeout, axum::body::to_bytes(body, limit)).await {
-        Ok(Ok(bytes)) => bytes,
+    let bytes = match tokio::time::timeout(timeout, body.collect()).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
         Ok(Err(error)) => {
             let too_large = std::iter::successors(
                 Some(&error as &(dyn std::error::Error + 'static)),
@@ -89,7 +112,8 @@ pub(crate) async fn read_body(
                 refuse(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     format!(
-                        "request body is larger than the server's limit of {limit} bytes (--max-body-bytes)"
+                        "request body is larger than the server's limit of {} bytes (--max-body-bytes)",
+                        state.config.max_body_bytes
                     ),
                 )
             } else {

@@ -18,7 +18,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
+use axum::http::Request;
 use axum::extract::DefaultBodyLimit;
 use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
@@ -30,31 +31,46 @@ use rlvr_verify::{
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use tower::ServiceBuilder;
+use tower_http::body::Limited;
+use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::admission::Reservation;
 use crate::batch::run_to_completion;
 use crate::error::ApiError;
+use crate::request_body;
 use crate::state::AppState;
 
-/// Every route, behind the guard middleware and the body limit.
+/// Every route, behind the guard middleware and the JSON check; the routes that take a body
+/// read it whole, within its size and time limits, before they run (`request_body.rs`).
 pub(crate) fn router(state: Arc<AppState>) -> Router {
     let body_limit = state.config.max_body_bytes;
-    Router::new()
+    let reading_bodies = ServiceBuilder::new()
+        .layer(RequestBodyLimitLayer::new(body_limit))
+        .map_request(|request: Request<Limited<Body>>| request.map(Body::new))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            request_body::read_within_deadline,
+        ));
+    let taking_bodies = Router::new()
         .route("/v1/verify", post(verify::verify))
         .route("/run_code", post(sandbox_fusion::run_code))
-        .route("/v1/ping", get(health::ping))
         .route("/test_program", post(open_instruct::test_program))
         .route(
             "/test_program_stdio",
             post(open_instruct::test_program_stdio),
         )
-        .route("/health", get(health::health))
         .route("/get_reward", post(openrlhf::get_reward))
+        .route_layer(reading_bodies);
+    Router::new()
+        .route("/v1/ping", get(health::ping))
+        .route("/health", get(health::health))
         .route("/metrics", get(health::metrics))
+        .merge(taking_bodies)
         .fallback(health::not_found)
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
-            crate::request_body::read_body,
+            request_body::json_only,
         ))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
