@@ -62,42 +62,45 @@ enum Expiry {
 /// What a connection is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
-    /// Waiting for a request since `since`; `first_byte` is when a byte of it arrived. `first`
-    /// marks the connection's first request, whose `since` is the connection's start.
-    Waiting {
-        since: Instant,
-        first_byte: Option<Instant>,
-        first: bool,
-    },
+    /// Waiting for a request.
+    Waiting(Wait),
     /// Handling a request: its headers were read, its response is not yet written.
     Handling,
     /// Closed by the registry to make room.
     Evicted,
 }
 
-impl Phase {
-    /// When the current wait for a request ends, and what happens then; `None` while a
-    /// request is handled (its body has its own limit, its work the request deadline).
-    fn deadline(self, timeouts: Timeouts) -> Option<(Instant, Expiry)> {
-        let Self::Waiting {
-            since,
-            first_byte,
+/// A wait for a request: since when, and when its first byte arrived. `first` marks the
+/// connection's first request, whose wait began when the connection opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Wait {
+    since: Instant,
+    first_byte: Option<Instant>,
+    first: bool,
+}
+
+impl Wait {
+    fn new(first: bool) -> Self {
+        Self {
+            since: Instant::now(),
+            first_byte: None,
             first,
-        } = self
-        else {
-            return None;
-        };
-        let expiry = match first_byte {
+        }
+    }
+
+    /// When it ends, and what happens then.
+    fn deadline(self, timeouts: Timeouts) -> (Instant, Expiry) {
+        let expiry = match self.first_byte {
             Some(_) => Expiry::RequestTimeout,
             None => Expiry::Idle,
         };
-        Some(match first_byte {
+        match self.first_byte {
             // The first request: its headers are due a header timeout after the connection
             // opened, however slowly its bytes trickle in.
-            _ if first => (since + timeouts.header, expiry),
+            _ if self.first => (self.since + timeouts.header, expiry),
             Some(byte) => (byte + timeouts.header, expiry),
-            None => (since + timeouts.idle, expiry),
-        })
+            None => (self.since + timeouts.idle, expiry),
+        }
     }
 }
 
@@ -109,70 +112,49 @@ pub(crate) struct ConnectionState(watch::Sender<Phase>);
 
 impl ConnectionState {
     pub(crate) fn new() -> Self {
-        Self(watch::Sender::new(Phase::Waiting {
-            since: Instant::now(),
-            first_byte: None,
-            first: true,
-        }))
+        Self(watch::Sender::new(Phase::Waiting(Wait::new(true))))
+    }
+
+    /// Moves to the phase `change` returns, if any; whether it moved.
+    fn change(&self, change: impl FnOnce(Phase) -> Option<Phase>) -> bool {
+        self.0.send_if_modified(|phase| {
+            let next = change(*phase);
+            *phase = next.unwrap_or(*phase);
+            next.is_some()
+        })
     }
 
     /// `bytes` were read from the client.
     fn note_read(&self, bytes: &[u8]) {
-        if bytes.is_empty() {
-            return;
-        }
-        self.0.send_if_modified(|phase| match phase {
-            Phase::Waiting {
-                first_byte: first_byte @ None,
-                ..
-            } => {
-                *first_byte = Some(Instant::now());
-                true
+        self.change(|phase| match phase {
+            Phase::Waiting(wait) if wait.first_byte.is_none() && !bytes.is_empty() => {
+                Some(Phase::Waiting(Wait {
+                    first_byte: Some(Instant::now()),
+                    ..wait
+                }))
             }
-            _ => false,
+            _ => None,
         });
     }
 
     /// The headers of a request arrived; its handling starts (unless it was evicted).
     pub(crate) fn begin_request(&self) {
-        self.0.send_if_modified(|phase| {
-            let waiting = matches!(phase, Phase::Waiting { .. });
-            if waiting {
-                *phase = Phase::Handling;
-            }
-            waiting
-        });
+        self.change(|phase| matches!(phase, Phase::Waiting(_)).then_some(Phase::Handling));
     }
 
     /// The response was written (or abandoned): wait for the next request.
     fn end_request(&self) {
-        self.0.send_if_modified(|phase| {
-            let handling = *phase == Phase::Handling;
-            if handling {
-                *phase = Phase::Waiting {
-                    since: Instant::now(),
-                    first_byte: None,
-                    first: false,
-                };
-            }
-            handling
-        });
+        self.change(|phase| (phase == Phase::Handling).then(|| Phase::Waiting(Wait::new(false))));
+    }
+
+    /// Closes the connection if it is waiting for a request; whether it was.
+    pub(crate) fn evict_if_waiting(&self) -> bool {
+        self.change(|phase| matches!(phase, Phase::Waiting(_)).then_some(Phase::Evicted))
     }
 
     #[cfg(test)]
     pub(crate) fn phase(&self) -> Phase {
         *self.0.borrow()
-    }
-
-    /// Closes the connection if it is waiting for a request; whether it was.
-    pub(crate) fn evict_if_waiting(&self) -> bool {
-        self.0.send_if_modified(|phase| {
-            let waiting = matches!(phase, Phase::Waiting { .. });
-            if waiting {
-                *phase = Phase::Evicted;
-            }
-            waiting
-        })
     }
 }
 
@@ -232,14 +214,14 @@ pub(crate) async fn serve_connection(
             );
             return;
         }
-        let deadline = current.deadline(timeouts);
         let expired = async {
-            match deadline {
-                Some((at, expiry)) => {
+            match current {
+                Phase::Waiting(wait) => {
+                    let (at, expiry) = wait.deadline(timeouts);
                     tokio::time::sleep_until(at.into()).await;
                     expiry
                 }
-                None => std::future::pending().await,
+                _ => std::future::pending().await,
             }
         };
         tokio::select! {
@@ -286,26 +268,22 @@ mod tests {
         idle: Duration::from_secs(60),
     };
 
-    fn started(state: &ConnectionState) -> Instant {
+    fn wait(state: &ConnectionState) -> Wait {
         match state.phase() {
-            Phase::Waiting { since, .. } => since,
+            Phase::Waiting(wait) => wait,
             other => panic!("not waiting: {other:?}"),
         }
-    }
-
-    fn deadline(state: &ConnectionState) -> Option<(Instant, Expiry)> {
-        state.phase().deadline(TIMEOUTS)
     }
 
     #[test]
     fn the_first_request_is_due_a_header_timeout_after_the_connection_opened() {
         let state = ConnectionState::new();
-        let opened = started(&state);
-        let (due, expiry) = deadline(&state).expect("waiting");
+        let opened = wait(&state).since;
+        let (due, expiry) = wait(&state).deadline(TIMEOUTS);
         assert_eq!(expiry, Expiry::Idle);
         assert_eq!(due, opened + TIMEOUTS.header);
         state.note_read(b"GET /");
-        let (later, expiry) = deadline(&state).expect("waiting");
+        let (later, expiry) = wait(&state).deadline(TIMEOUTS);
         assert_eq!(expiry, Expiry::RequestTimeout);
         assert_eq!(later, due, "trickling bytes do not move the deadline");
     }
@@ -313,18 +291,21 @@ mod tests {
     #[test]
     fn no_deadline_while_a_request_is_handled_then_the_idle_timeout() {
         let state = ConnectionState::new();
-        let opened = started(&state);
+        let opened = wait(&state).since;
         state.begin_request();
-        assert!(deadline(&state).is_none());
-        assert!(!state.evict_if_waiting(), "a busy connection is not evicted");
+        assert_eq!(state.phase(), Phase::Handling);
+        assert!(
+            !state.evict_if_waiting(),
+            "a busy connection is not evicted"
+        );
         state.end_request();
-        let (due, expiry) = deadline(&state).expect("waiting");
+        let (due, expiry) = wait(&state).deadline(TIMEOUTS);
         assert_eq!(expiry, Expiry::Idle);
         assert!(due >= opened + TIMEOUTS.idle);
         state.note_read(b"");
-        assert_eq!(deadline(&state).expect("waiting").1, Expiry::Idle);
+        assert_eq!(wait(&state).deadline(TIMEOUTS).1, Expiry::Idle);
         state.note_read(b"G");
-        let (due, expiry) = deadline(&state).expect("waiting");
+        let (due, expiry) = wait(&state).deadline(TIMEOUTS);
         assert_eq!(expiry, Expiry::RequestTimeout);
         assert!(due < opened + TIMEOUTS.idle);
     }
@@ -335,8 +316,8 @@ mod tests {
         assert!(state.evict_if_waiting());
         state.begin_request();
         state.note_read(b"GET /");
+        state.end_request();
         assert_eq!(state.phase(), Phase::Evicted);
-        assert!(deadline(&state).is_none());
     }
 
     #[test]

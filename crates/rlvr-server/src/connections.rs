@@ -108,7 +108,11 @@ mod tests {
             .admit()
             .expect("the waiting second one makes room");
         assert_eq!(connections.open(), 2);
-        assert_eq!(second.state.phase(), Phase::Evicted, "the second was told to close");
+        assert_eq!(
+            second.state.phase(),
+            Phase::Evicted,
+            "the second was told to close"
+        );
         third.state.begin_request();
         assert!(connections.admit().is_none(), "every connection is busy");
         drop(first);

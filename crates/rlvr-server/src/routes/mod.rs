@@ -19,9 +19,9 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::http::Request;
 use axum::extract::DefaultBodyLimit;
 use axum::extract::rejection::BytesRejection;
+use axum::http::Request;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use rlvr_engine::Job;
