@@ -18,10 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::DefaultBodyLimit;
 use axum::extract::rejection::BytesRejection;
-use axum::http::Request;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use rlvr_engine::Job;
@@ -31,27 +30,21 @@ use rlvr_verify::{
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use tower::ServiceBuilder;
-use tower_http::body::Limited;
-use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::admission::Reservation;
 use crate::batch::run_to_completion;
 use crate::error::ApiError;
-use crate::request_body;
+use crate::request_body::{self, BodyLimits};
 use crate::state::AppState;
 
 /// Every route, behind the guard middleware and the JSON check; the routes that take a body
 /// read it whole, within its size and time limits, before they run (`request_body.rs`).
 pub(crate) fn router(state: Arc<AppState>) -> Router {
-    let body_limit = state.config.max_body_bytes;
-    let reading_bodies = ServiceBuilder::new()
-        .layer(RequestBodyLimitLayer::new(body_limit))
-        .map_request(|request: Request<Limited<Body>>| request.map(Body::new))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&state),
-            request_body::read_within_deadline,
-        ));
+    let limits = BodyLimits {
+        max_bytes: state.config.max_body_bytes,
+        timeout: state.config.body_timeout,
+        metrics: Arc::clone(&state.metrics),
+    };
     let taking_bodies = Router::new()
         .route("/v1/verify", post(verify::verify))
         .route("/run_code", post(sandbox_fusion::run_code))
@@ -60,23 +53,22 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             "/test_program_stdio",
             post(open_instruct::test_program_stdio),
         )
-        .route("/get_reward", post(openrlhf::get_reward))
-        .route_layer(reading_bodies);
+        .route("/get_reward", post(openrlhf::get_reward));
     Router::new()
         .route("/v1/ping", get(health::ping))
         .route("/health", get(health::health))
         .route("/metrics", get(health::metrics))
-        .merge(taking_bodies)
+        .merge(request_body::read_bodies(taking_bodies, &limits))
         .fallback(health::not_found)
         .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&state),
+            limits.clone(),
             request_body::json_only,
         ))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
             crate::auth::guard,
         ))
-        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(DefaultBodyLimit::max(limits.max_bytes))
         .with_state(state)
 }
 
