@@ -25,9 +25,8 @@ impl Drop for Started {
 }
 
 fn start(tests: &[&str]) -> Started {
-    let program = rlvr_referee::referee_program();
     let mut process = Command::new(python())
-        .args(rlvr_referee::interpreter_arguments(&program))
+        .args(rlvr_referee::interpreter_arguments())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -1,4 +1,8 @@
 
+import os
+import resource
+
+
 # Keeping each test away from the runner, from other tests and from the next job (issue 12).
 #
 # The sandbox starts the runner as a supervisor: uid 0 of its own user namespace with a few

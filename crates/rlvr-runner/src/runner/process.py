@@ -1,5 +1,27 @@
 # What a test child does so that it behaves like a fresh `python FILE` process.
 
+import atexit
+import builtins
+import gc
+import io
+import os
+import resource
+import signal
+import sys
+import traceback
+import types
+
+try:
+    import _sitebuiltins
+except ImportError:  # pragma: no cover - always present in CPython
+    _sitebuiltins = None
+
+from .harness import captured_call, harness_entry, harness_module
+from .live import LIVE_REPLY_FD, LIVE_REQUEST_FD, serve_live
+from .protocol import FLUSH_FAILED_STATUS, write_all
+from .sensor import install_sensor
+
+
 def install_site_builtins():
     """`-S` skips `site`, which is what defines `exit` and `quit`: put the same objects back."""
     if _sitebuiltins is not None:

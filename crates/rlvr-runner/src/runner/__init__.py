@@ -30,27 +30,3 @@ requests and exits at `reset` or `exit`; every test child is forked from the job
 
 Expected outputs never enter the sandbox: the comparison happens in Rust.
 """
-
-import ast
-import atexit
-import builtins
-import gc
-import io
-import json
-import marshal
-import os
-import resource
-import select
-import signal
-import stat
-import struct
-import sys
-import time
-import traceback
-import types
-
-try:
-    import _sitebuiltins
-except ImportError:  # pragma: no cover - always present in CPython
-    _sitebuiltins = None
-

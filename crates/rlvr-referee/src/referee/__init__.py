@@ -17,13 +17,3 @@ length, a JSON header, raw payloads. Requests:
   close {"op":"close"}                                                        -> {"ok":true}
   exit  {"op":"exit"}
 """
-
-import ast
-import builtins
-import collections
-import gc
-import json
-import os
-import struct
-import sys
-import types
