@@ -32,7 +32,10 @@ fn start() -> Result<(Child, Runner), Box<dyn std::error::Error>> {
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err("no pipes".into());
     };
-    Ok((child, Runner::new(OwnedFd::from(stdin), OwnedFd::from(stdout))))
+    Ok((
+        child,
+        Runner::new(OwnedFd::from(stdin), OwnedFd::from(stdout)),
+    ))
 }
 
 /// The anonymous memory of a process, in KiB (`RssAnon` in its status).

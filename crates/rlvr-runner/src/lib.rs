@@ -36,11 +36,30 @@ pub const RUNNER_MODULES: &[(&str, &str)] = &[
     ("rlvr_runner.protocol", FRAMING_SOURCE),
     ("rlvr_runner.sensor", include_str!("runner/sensor.py")),
     ("rlvr_runner.test", include_str!("runner/test.py")),
-    ("rlvr_runner.work_directory", include_str!("runner/work_directory.py")),
+    (
+        "rlvr_runner.work_directory",
+        include_str!("runner/work_directory.py"),
+    ),
 ];
 
 /// The module whose `main()` starts the runner.
 pub const RUNNER_ENTRY: &str = "rlvr_runner.main";
+
+/// The one module of the runner that is not a file: `rlvr_runner.test_child_steps`, the steps
+/// of a test child ([`rlvr_sandbox::test_child_steps`], the list the exec supervisor follows
+/// too) as the tuple `TEST_CHILD_STEPS`, which `runner/isolation.py` imports.
+pub const TEST_CHILD_STEPS_MODULE: &str = "rlvr_runner.test_child_steps";
+
+/// The source of [`TEST_CHILD_STEPS_MODULE`].
+pub fn test_child_steps_source() -> String {
+    let steps: Vec<String> = rlvr_sandbox::test_child_steps()
+        .map(|step| format!("{step:?},"))
+        .collect();
+    format!(
+        "# The steps of a test child (crates/rlvr-sandbox/src/test_child_steps.txt).\nTEST_CHILD_STEPS = ({})\n",
+        steps.join(" ")
+    )
+}
 
 /// The framing of the runner protocol (`runner/protocol.py`), which the referee speaks too: a
 /// module of both packages, which import it as `.protocol`.
@@ -112,9 +131,12 @@ pub fn bootstrapped_arguments(entry: &str, modules: &[(&str, &str)]) -> Vec<Stri
 }
 
 /// Arguments for the interpreter that make it a runner ([`bootstrapped_arguments`] of
-/// [`RUNNER_MODULES`]).
+/// [`RUNNER_MODULES`] and [`TEST_CHILD_STEPS_MODULE`]).
 pub fn interpreter_arguments() -> Vec<String> {
-    bootstrapped_arguments(RUNNER_ENTRY, RUNNER_MODULES)
+    let steps = test_child_steps_source();
+    let mut modules = RUNNER_MODULES.to_vec();
+    modules.push((TEST_CHILD_STEPS_MODULE, &steps));
+    bootstrapped_arguments(RUNNER_ENTRY, &modules)
 }
 
 /// The runner's command line for the sandbox: `python` (the sandbox's interpreter) and

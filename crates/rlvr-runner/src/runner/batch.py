@@ -7,7 +7,6 @@
 import gc
 import os
 import resource
-import signal
 import struct
 import sys
 import time
@@ -16,7 +15,7 @@ import traceback
 from .children import ChildGone, kill_everything_else, read_with_deadline, reap_all, reaps_all
 from .harness import captured_call, harness_entry, harness_module
 from .isolation import fork_isolated
-from .process import CHILD_STREAMS, FRESH_FLAGS, install_standard_streams, reseed_random_generators
+from .process import CHILD_STREAMS, FRESH_FLAGS, install_standard_streams, prepare_test_child, reseed_random_generators
 from .protocol import STDERR_CAP, read_exact, write_all
 from .test import report_without_output
 
@@ -31,18 +30,9 @@ def batch_child(state, inputs, control_fd, result_fd, limits):
     """In the forked child: load the harness program once, then run tests on request."""
     status = 1
     try:
-        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        # The test child's steps (no CPU or output limit yet: the CPU limit is set per test).
         null = os.open(os.devnull, os.O_RDWR)
-        for target in (0, 1, 2):
-            os.dup2(null, target)
-        os.close(null)
-        keep = sorted((control_fd, result_fd))
-        os.closerange(3, keep[0])
-        os.closerange(keep[0] + 1, keep[1])
-        os.closerange(keep[1] + 1, 1 << 16)
-        if limits["memory_bytes"] > 0:
-            resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
+        prepare_test_child((null, null, null), {control_fd, result_fd}, 0, 0, limits["memory_bytes"])
         install_standard_streams(CHILD_STREAMS)
         reseed_random_generators()
         sys.flags = FRESH_FLAGS
