@@ -43,9 +43,9 @@ def runner_arguments():
 
 
 class Runner:
-    def __init__(self):
-        self.process = subprocess.Popen([sys.executable] + runner_arguments(), stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE)
+    def __init__(self, arguments=None):
+        arguments = runner_arguments() if arguments is None else arguments
+        self.process = subprocess.Popen([sys.executable] + arguments, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def send(self, header, *payloads):
         data = json.dumps(header).encode()
