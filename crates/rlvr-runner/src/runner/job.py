@@ -214,7 +214,7 @@ def reset(state, header):
     mark = state.get("work_mark")
     if work and (mark is None or mark[0] != work or work_directory_touched(mark)):
         # A fresh tmpfs: nothing a test left, and inode numbers from the start. Where no test
-        # of the job created anything (runner/job.py: the directory's mtime is still 0 and
+        # of the job created anything (runner/work_directory.py: the directory's mtime is still 0 and
         # its ctime unchanged), the tmpfs is as fresh as a new one: no mount (0.4 ms a job).
         problem = fresh_work_mount(isolation, work, state["work_options"])
         if problem is not None:
