@@ -21,10 +21,12 @@ fn main() {
         .parent()
         .and_then(Path::parent)
         .expect("the crate is in crates/ of the workspace");
-    // The supervisor, the codec it speaks, and the lock file and profile that build them.
+    // The supervisor, the codec it speaks, the list of a test child's steps it follows, and the
+    // lock file and profile that build them.
     for input in [
         "crates/rlvr-exec-supervisor",
         "crates/rlvr-frame",
+        "crates/rlvr-sandbox/src/test_child_steps.txt",
         "Cargo.lock",
         "Cargo.toml",
     ] {

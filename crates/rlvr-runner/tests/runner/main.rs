@@ -9,3 +9,4 @@ mod frames;
 mod live_child;
 mod protocol;
 mod reference_semantics;
+mod test_child_steps;
