@@ -11,6 +11,7 @@ mod compile;
 pub mod exec_protocol;
 mod java;
 mod language;
+mod libraries;
 mod precompiled;
 mod program;
 mod run_once;
@@ -29,12 +30,15 @@ pub use compile::{
 };
 pub use java::{main_class_in_jar, source_file_class};
 pub use language::{CppStandard, Language, LanguageChoice};
+pub use libraries::{LIBRARIES, Library};
 pub use precompiled::PrecompiledHeaders;
 pub use program::{
     ProgramLimits, address_space_limit, data_limit, program_spec, reports_out_of_memory,
     sandbox_memory_bytes,
 };
-pub use run_once::{Once, OnceError, OnceLimits, OnceRun, classify, run_once};
+pub use run_once::{
+    Once, OnceError, OnceLimits, OnceOptions, OnceRun, classify, run_once, run_once_with,
+};
 pub use supervisor::{Supervisor, SupervisorError};
 pub use toolchain::{Toolchain, ToolchainUnavailable, Toolchains};
 

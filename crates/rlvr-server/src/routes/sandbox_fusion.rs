@@ -18,7 +18,8 @@ use axum::extract::rejection::BytesRejection;
 use base64::Engine as _;
 use rlvr_languages::exec_protocol::ending;
 use rlvr_languages::{
-    CompileLimits, CompileReport, CompileStatus, Compiler, Language, Once, OnceLimits, run_once,
+    CompileLimits, CompileReport, CompileStatus, Compiler, Language, Once, OnceLimits, OnceOptions,
+    run_once_with,
 };
 use rlvr_sandbox::{ResourceLimits, RunOutcome, RunRequest, RunVerdict, Stdin, WorkFile};
 use serde_json::{Value, json};
@@ -279,7 +280,22 @@ async fn run_other_language(
     };
     let sandbox = state.sandbox.clone();
     let code = request.code;
-    let run = move || run_once(&sandbox, Compiler::shared(), choice, &code, &stdin, limits);
+    // Java with assertions on, as SandboxFusion runs it (`java -ea`): MultiPL-E's Java
+    // problems check every answer with `assert`.
+    let options = OnceOptions {
+        java_assertions: true,
+    };
+    let run = move || {
+        run_once_with(
+            &sandbox,
+            Compiler::shared(),
+            choice,
+            &code,
+            &stdin,
+            limits,
+            options,
+        )
+    };
     let response = answer(&state, &request.language, run, finished_once).await;
     Ok(Json(response))
 }

@@ -31,6 +31,7 @@ mod serve_abuse;
 mod serve_dataset;
 mod serve_python;
 mod serve_robustness;
+mod serve_sandbox_fusion;
 mod snapshots;
 mod synth;
 mod verify;
