@@ -6,6 +6,11 @@
 //! `nodejs`, `go`, `rust`. A compiled language is compiled in the sandbox within
 //! `compile_timeout` (through the shared compile cache) and answered with SandboxFusion's
 //! `compile_result`; a program that does not compile has no `run_result`, as there.
+//!
+//! Python's `files` may be in directories and `fetch_files` come back base64, placed and read
+//! inside the sandbox (`run_code_files`, issue 35).
+
+mod run_code_files;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,6 +27,7 @@ use rlvr_languages::{
     run_once_with,
 };
 use rlvr_sandbox::{ResourceLimits, RunOutcome, RunRequest, RunVerdict, Stdin, WorkFile};
+use run_code_files::{Fetched, MAX_FETCH_FILES, MAX_FILES, check_no_overlap, checked_path};
 use serde_json::{Value, json};
 
 use super::{json_body, null_as_default, time_limit};
@@ -55,15 +61,14 @@ pub(crate) struct RunCodeRequest {
     /// Megabytes; -1, 0 or absent: the sandbox's default.
     #[serde(rename = "memory_limit_MB", default)]
     memory_limit_megabytes: Option<i64>,
-    /// File name to base64 contents, placed in the work directory (`null` contents: skipped).
+    /// Path (relative to the work directory, directories allowed) to base64 contents, placed
+    /// there before the run (`null` contents: skipped). Python only.
     #[serde(default, deserialize_with = "null_as_default")]
     files: BTreeMap<String, Option<String>>,
-    /// Not supported: answered with an empty `files` map.
+    /// Paths (relative to the work directory) read after the run and answered base64 in the
+    /// response's `files` (those that are regular files then). Python only; ignored for the
+    /// other languages.
     #[serde(default, deserialize_with = "null_as_default")]
-    #[expect(
-        dead_code,
-        reason = "accepted for compatibility; no file is fetched back"
-    )]
     fetch_files: Vec<String>,
 }
 
@@ -81,7 +86,7 @@ pub(crate) async fn run_code(
             request.language
         ))));
     }
-    let run = build_request(&request)?;
+    let (run, placing) = build_request(&request)?;
     let _reservation = super::admit(&state, 1)?;
     let Ok(_permit) = Arc::clone(&state.slots).acquire_owned().await else {
         return Ok(Json(sandbox_error(
@@ -89,17 +94,49 @@ pub(crate) async fn run_code(
         )));
     };
     let sandbox = state.sandbox.clone();
+    let output_bytes = run.limits.output_bytes;
     let response = answer(
         &state,
         &request.language,
-        move || sandbox.run(&run),
-        finished,
+        move || {
+            let mut outcome = sandbox.run(&run)?;
+            let fetched = placing.then(|| take_fetched(&mut outcome, output_bytes));
+            Ok::<_, rlvr_sandbox::SandboxError>(finished_with(&outcome, fetched.as_ref()))
+        },
+        Value::clone,
     )
     .await;
     Ok(Json(response))
 }
 
-fn build_request(request: &RunCodeRequest) -> Result<RunRequest, ApiError> {
+/// The trailer of a run that placed or fetched files taken off its output: what it fetched
+/// (`None` when the run ended before it could say, as on a timeout), with `main.py`'s own exit
+/// status put back in the outcome, and the output cut to the cap it would have had.
+fn take_fetched(outcome: &mut RunOutcome, output_bytes: u64) -> Option<Fetched> {
+    let fetched = run_code_files::take_fetched(&mut outcome.stdout)?;
+    match i32::try_from(fetched.status) {
+        Ok(status) if status < 0 => {
+            outcome.exit_code = None;
+            outcome.signal = Some(-status);
+        }
+        Ok(status) => {
+            outcome.exit_code = Some(status);
+            outcome.signal = None;
+        }
+        Err(_) => {}
+    }
+    let cap = usize::try_from(output_bytes).unwrap_or(usize::MAX);
+    if outcome.stdout.len() > cap {
+        outcome.stdout.truncate(cap);
+        outcome.verdict = RunVerdict::OutputLimit;
+    }
+    Some(fetched)
+}
+
+/// The run of a Python request, and whether it places or fetches files through
+/// `run_code_files` (a file in a directory, or `fetch_files`); 400 for a path outside the
+/// work directory or past the caps.
+fn build_request(request: &RunCodeRequest) -> Result<(RunRequest, bool), ApiError> {
     let wall = time_limit(
         "run_timeout",
         Some(request.run_timeout.unwrap_or(DEFAULT_RUN_TIMEOUT_SECONDS)),
@@ -116,34 +153,69 @@ fn build_request(request: &RunCodeRequest) -> Result<RunRequest, ApiError> {
         let megabytes = u64::try_from(megabytes).unwrap_or(u64::MAX);
         limits.memory_bytes = megabytes.min(64 << 10) << 20;
     }
-    let mut files = Vec::with_capacity(request.files.len());
-    for (name, contents) in &request.files {
-        let Some(contents) = contents else {
-            continue;
-        };
-        if name.is_empty() || name.contains('/') || name == "main.py" || name.starts_with('.') {
-            return Err(ApiError::bad_request(format!(
-                "file {name:?}: only plain file names (no directories) are supported"
-            )));
+    let files = decoded_files(request)?;
+    if request.fetch_files.len() > MAX_FETCH_FILES {
+        return Err(ApiError::bad_request(format!(
+            "fetch_files: {} paths, at most {MAX_FETCH_FILES}",
+            request.fetch_files.len()
+        )));
+    }
+    for path in &request.fetch_files {
+        checked_path("fetch_files", path)?;
+    }
+    let placing =
+        !request.fetch_files.is_empty() || files.iter().any(|(path, _)| path.contains('/'));
+    let mut run = RunRequest::python(request.code.clone());
+    if placing {
+        let (program, work_files) =
+            run_code_files::placing_run(&request.code, files, &request.fetch_files);
+        run.program = program;
+        run.files = work_files;
+    } else {
+        run.files = files
+            .into_iter()
+            .map(|(name, contents)| WorkFile { name, contents })
+            .collect();
+    }
+    run.stdin = match &request.stdin {
+        Some(text) if !text.is_empty() => Stdin::Bytes(text.clone().into_bytes()),
+        _ => Stdin::Empty,
+    };
+    run.limits = limits;
+    Ok((run, placing))
+}
+
+/// The request's `files` with contents, decoded, each path checked (relative, inside the
+/// work directory, not `main.py`, no file also a directory of another), at most [`MAX_FILES`].
+fn decoded_files(request: &RunCodeRequest) -> Result<Vec<(String, Vec<u8>)>, ApiError> {
+    let named: Vec<(&String, &String)> = request
+        .files
+        .iter()
+        .filter_map(|(name, contents)| Some((name, contents.as_ref()?)))
+        .collect();
+    if named.len() > MAX_FILES {
+        return Err(ApiError::bad_request(format!(
+            "files: {} files, at most {MAX_FILES}",
+            named.len()
+        )));
+    }
+    let mut files = Vec::with_capacity(named.len());
+    for (name, contents) in named {
+        checked_path("files", name)?;
+        if name == "main.py" {
+            return Err(ApiError::bad_request(
+                "files \"main.py\": the program's own file; name it otherwise",
+            ));
         }
         let contents = base64::engine::general_purpose::STANDARD
             .decode(contents)
             .map_err(|error| {
                 ApiError::bad_request(format!("file {name:?}: not base64: {error}"))
             })?;
-        files.push(WorkFile {
-            name: name.clone(),
-            contents,
-        });
+        files.push((name.clone(), contents));
     }
-    let mut run = RunRequest::python(request.code.clone());
-    run.stdin = match &request.stdin {
-        Some(text) if !text.is_empty() => Stdin::Bytes(text.clone().into_bytes()),
-        _ => Stdin::Empty,
-    };
-    run.limits = limits;
-    run.files = files;
-    Ok(run)
+    check_no_overlap(files.iter().map(|(name, _)| name.as_str()))?;
+    Ok(files)
 }
 
 /// A finished run, as SandboxFusion reports it.
@@ -158,13 +230,42 @@ struct FinishedRun<'a> {
 
 /// SandboxFusion's rule: a timeout or a non-zero return code is `Failed`, else `Success`.
 fn run_response(run: &FinishedRun<'_>, compile_result: Value) -> Value {
+    run_response_with_files(run, compile_result, None)
+}
+
+/// [`run_response`] with the files fetched back (SandboxFusion's `files`: path to base64) and
+/// what was left out for the caps in `message`.
+fn run_response_with_files(
+    run: &FinishedRun<'_>,
+    compile_result: Value,
+    fetched: Option<&Option<Fetched>>,
+) -> Value {
     let timed_out = run.verdict == RunVerdict::Timeout;
     let succeeded = !timed_out && run.verdict == RunVerdict::Ok && run.return_code == Some(0);
-    let message = match run.verdict {
-        RunVerdict::MemoryLimit => "memory limit exceeded",
-        RunVerdict::OutputLimit => "output limit exceeded",
-        _ => "",
+    let mut message: Vec<String> = match run.verdict {
+        RunVerdict::MemoryLimit => vec!["memory limit exceeded".to_owned()],
+        RunVerdict::OutputLimit => vec!["output limit exceeded".to_owned()],
+        _ => Vec::new(),
     };
+    let files = match fetched {
+        Some(Some(fetched)) => {
+            if !fetched.omitted.is_empty() {
+                message.push(format!(
+                    "fetch_files left out (over {} MiB each, {} MiB in all): {}",
+                    run_code_files::FETCH_FILE_BYTES >> 20,
+                    run_code_files::FETCH_TOTAL_BYTES >> 20,
+                    fetched.omitted.join(", ")
+                ));
+            }
+            Value::Object(fetched.files.clone())
+        }
+        Some(None) => {
+            message.push("the run ended before its files could be fetched".to_owned());
+            json!({})
+        }
+        None => json!({}),
+    };
+    let message = message.join("; ");
     json!({
         "status": if succeeded { "Success" } else { "Failed" },
         "message": message,
@@ -177,7 +278,7 @@ fn run_response(run: &FinishedRun<'_>, compile_result: Value) -> Value {
             "stderr": String::from_utf8_lossy(run.stderr),
         },
         "executor_pod_name": null,
-        "files": {},
+        "files": files,
     })
 }
 
@@ -204,7 +305,8 @@ where
     }
 }
 
-fn finished(outcome: &RunOutcome) -> Value {
+/// A Python run's answer, with what it fetched when it placed or fetched files.
+fn finished_with(outcome: &RunOutcome, fetched: Option<&Option<Fetched>>) -> Value {
     let return_code = outcome.exit_code.or(outcome.signal.map(|signal| -signal));
     let run = FinishedRun {
         verdict: outcome.verdict,
@@ -213,7 +315,7 @@ fn finished(outcome: &RunOutcome) -> Value {
         stdout: &outcome.stdout,
         stderr: &outcome.stderr,
     };
-    run_response(&run, Value::Null)
+    run_response_with_files(&run, Value::Null, fetched)
 }
 
 /// The sandbox failed (not the program): counted, logged for the operator (the client sees
@@ -249,7 +351,7 @@ async fn run_other_language(
             request.language
         ))));
     }
-    let run = build_request(&request)?;
+    let (run, _) = build_request(&request)?;
     let compile_wall = time_limit(
         "compile_timeout",
         Some(

@@ -133,3 +133,176 @@ fn issue_35_serve_javatuples_and_lodash_are_there_for_run_code_and_the_judge() {
         [json!(1.0), json!(1.0)]
     );
 }
+
+/// base64 of `text`.
+fn base64_of(text: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+/// The text of a fetched file.
+fn fetched_text(answer: &Value, path: &str) -> String {
+    use base64::Engine as _;
+    let encoded = answer["files"][path]
+        .as_str()
+        .unwrap_or_else(|| panic!("{path} not fetched: {answer}"));
+    String::from_utf8(
+        base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .expect("base64"),
+    )
+    .expect("UTF-8")
+}
+
+#[test]
+fn issue_35_serve_files_in_directories_are_placed_and_fetch_files_come_back() {
+    let served = Served::start(&["--workers", "2"]);
+    // Files in directories, beside a plain one, read by the program.
+    let placed = run_code(
+        &served,
+        &json!({
+            "language": "python",
+            "code": "print(open('dir1/dir2/dir3/secret_flag').read(), open('plain.txt').read(), open('dir1/other').read())",
+            "files": {
+                "dir1/dir2/dir3/secret_flag": base64_of("flag"),
+                "plain.txt": base64_of("plain"),
+                "dir1/other": base64_of("other"),
+                "skipped": null,
+            },
+        }),
+    );
+    assert_eq!(placed["status"], "Success", "{placed}");
+    assert_eq!(
+        placed["run_result"]["stdout"], "flag plain other\n",
+        "{placed}"
+    );
+    assert_eq!(placed["files"], json!({}), "{placed}");
+
+    // Files written by the program come back base64, in directories too, with its own exit
+    // status and output; a path that is no regular file (missing, a directory) is left out.
+    let fetched = run_code(
+        &served,
+        &json!({
+            "language": "python",
+            "code": "import os, sys\nopen('a.txt', 'w').write('secret')\nos.makedirs('out/deep')\nopen('out/deep/b.bin', 'wb').write(bytes(range(256)))\nprint('done')\nsys.exit(3)",
+            "fetch_files": ["a.txt", "out/deep/b.bin", "missing.txt", "out"],
+        }),
+    );
+    assert_eq!(fetched["status"], "Failed", "{fetched}");
+    assert_eq!(fetched["run_result"]["return_code"], 3, "{fetched}");
+    assert_eq!(fetched["run_result"]["stdout"], "done\n", "{fetched}");
+    assert_eq!(fetched_text(&fetched, "a.txt"), "secret");
+    {
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(fetched["files"]["out/deep/b.bin"].as_str().expect("b.bin"))
+            .expect("base64");
+        assert_eq!(bytes, (0..=255).collect::<Vec<u8>>());
+    }
+    let names: Vec<&String> = fetched["files"]
+        .as_object()
+        .expect("files")
+        .keys()
+        .collect();
+    assert_eq!(names, ["a.txt", "out/deep/b.bin"], "{fetched}");
+
+    // A signal is still the program's own, negated.
+    let killed = run_code(
+        &served,
+        &json!({
+            "language": "python",
+            "code": "import os, signal\nopen('x', 'w').write('x')\nos.kill(os.getpid(), signal.SIGKILL)",
+            "fetch_files": ["x"],
+        }),
+    );
+    assert_eq!(killed["run_result"]["return_code"], -9, "{killed}");
+    assert_eq!(fetched_text(&killed, "x"), "x");
+}
+
+#[test]
+fn issue_35_serve_hostile_paths_are_refused_and_links_never_reach_host_files() {
+    let served = Served::start(&["--workers", "2"]);
+    // A path outside the work directory: 400 naming it, for files and for fetch_files.
+    for (field, path, why) in [
+        ("files", "/etc/cron.d/x", "an absolute path"),
+        ("files", "../escape", "a `..` component"),
+        ("files", "dir/../../escape", "a `..` component"),
+        ("files", "main.py", "the program's own file"),
+        ("fetch_files", "/etc/passwd", "an absolute path"),
+        ("fetch_files", "../../etc/passwd", "a `..` component"),
+        ("fetch_files", "./a", "empty component"),
+    ] {
+        let body = if field == "files" {
+            json!({"language": "python", "code": "print(1)", "files": {path: base64_of("x")}})
+        } else {
+            json!({"language": "python", "code": "print(1)", "fetch_files": [path]})
+        };
+        let response = served.post("/run_code", &body);
+        assert_eq!(response.status, 400, "{field} {path}: {}", response.body);
+        let error = response.json()["error"].as_str().expect("error").to_owned();
+        assert!(
+            error.contains(path) && error.contains(why),
+            "{field} {path}: {error}"
+        );
+    }
+    let overlapping = served.post(
+        "/run_code",
+        &json!({"language": "python", "code": "print(1)", "files": {"a": base64_of("x"), "a/b": base64_of("y")}}),
+    );
+    assert_eq!(overlapping.status, 400, "{}", overlapping.body);
+    let too_many = served.post(
+        "/run_code",
+        &json!({"language": "python", "code": "print(1)", "fetch_files": (0..65).map(|index| format!("f{index}")).collect::<Vec<_>>()}),
+    );
+    assert_eq!(too_many.status, 400, "{}", too_many.body);
+
+    // The program links the names it will be asked for to files of the host (the test's own
+    // binary, /etc/passwd, the host's /root), links a directory on the way (`dir/etc`,
+    // `proc` to /proc/self) and makes a FIFO that would block a reader: no link is followed
+    // at any component, nothing outside the work directory comes back, and the answer is
+    // prompt.
+    let host_file = std::env::current_exe().expect("the test binary");
+    let code = format!(
+        "import os\nos.symlink({host:?}, 'binary')\nos.symlink('/etc/passwd', 'passwd')\nos.symlink('/root', 'root')\nos.makedirs('dir')\nos.symlink('/etc', 'dir/etc')\nos.symlink('/proc/self', 'proc')\nos.mkfifo('fifo')\nopen('honest.txt', 'w').write('mine')\n",
+        host = host_file.display().to_string()
+    );
+    let hostile = run_code(
+        &served,
+        &json!({
+            "language": "python",
+            "code": code,
+            "fetch_files": ["binary", "passwd", "root/.bashrc", "dir/etc/passwd", "proc/environ", "fifo", "honest.txt"],
+            "run_timeout": 5,
+        }),
+    );
+    assert_eq!(hostile["status"], "Success", "{hostile}");
+    assert_eq!(
+        hostile["files"]
+            .as_object()
+            .expect("files")
+            .keys()
+            .collect::<Vec<_>>(),
+        ["honest.txt"],
+        "{hostile}"
+    );
+    assert_eq!(fetched_text(&hostile, "honest.txt"), "mine");
+
+    // A file past the cap is left out and named in the message; the others come back.
+    let large = run_code(
+        &served,
+        &json!({
+            "language": "python",
+            "code": "open('large', 'wb').write(b'x' * (9 << 20))\nopen('small', 'w').write('small')",
+            "fetch_files": ["large", "small"],
+        }),
+    );
+    assert_eq!(large["status"], "Success", "{large}");
+    assert_eq!(fetched_text(&large, "small"), "small");
+    assert!(large["files"].get("large").is_none(), "{large}");
+    assert!(
+        large["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("left out") && message.contains("large")),
+        "{large}"
+    );
+}
