@@ -7,8 +7,9 @@
 //! `compile_timeout` (through the shared compile cache) and answered with SandboxFusion's
 //! `compile_result`; a program that does not compile has no `run_result`, as there.
 //!
-//! Python's `files` may be in directories and `fetch_files` come back base64, placed and read
-//! inside the sandbox (`run_code_files`, issue 35).
+//! `bash` runs as Python does, one sandboxed process (issue 35). Their `files` may be in
+//! directories and `fetch_files` come back base64, placed and read inside the sandbox
+//! (`run_code_files`, issue 35).
 
 mod run_code_files;
 
@@ -36,6 +37,47 @@ use crate::state::AppState;
 
 /// The Python names this route runs with the sandbox's interpreter.
 const PYTHON: [&str; 2] = ["python", "python3"];
+/// Bash, run by Debian's `bash` in the sandbox (issue 35; `/run_code` only, not a judge
+/// language: docs/languages.md).
+const BASH: &str = "bash";
+/// Where Debian's bash is (under `/usr`: the sandbox sees it read-only).
+const BASH_PATH: &str = "/usr/bin/bash";
+
+/// A language this route runs straight in the sandbox, as one process (no supervisor).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Interpreted {
+    Python,
+    Bash,
+}
+
+impl Interpreted {
+    fn of(language: &str) -> Option<Self> {
+        if PYTHON.contains(&language) {
+            Some(Self::Python)
+        } else if language == BASH {
+            Some(Self::Bash)
+        } else {
+            None
+        }
+    }
+
+    /// The program's file in the work directory.
+    fn main_file(self) -> &'static str {
+        match self {
+            Self::Python => "main.py",
+            Self::Bash => "main.sh",
+        }
+    }
+
+    /// How the program is run (`python`: the sandbox's interpreter).
+    fn command(self) -> [&'static str; 3] {
+        match self {
+            Self::Python => ["python", "-I", "main.py"],
+            Self::Bash => [BASH_PATH, "--noprofile", "main.sh"],
+        }
+    }
+}
+
 /// The other languages, by SandboxFusion's names; SandboxFusion's others get a
 /// `SandboxError` that says so.
 const OTHER_LANGUAGES: [&str; 6] = ["cpp", "c", "java", "nodejs", "go", "rust"];
@@ -62,12 +104,12 @@ pub(crate) struct RunCodeRequest {
     #[serde(rename = "memory_limit_MB", default)]
     memory_limit_megabytes: Option<i64>,
     /// Path (relative to the work directory, directories allowed) to base64 contents, placed
-    /// there before the run (`null` contents: skipped). Python only.
+    /// there before the run (`null` contents: skipped). Python and Bash only.
     #[serde(default, deserialize_with = "null_as_default")]
     files: BTreeMap<String, Option<String>>,
     /// Paths (relative to the work directory) read after the run and answered base64 in the
-    /// response's `files` (those that are regular files then). Python only; ignored for the
-    /// other languages.
+    /// response's `files` (those that are regular files then). Python and Bash only; ignored
+    /// for the other languages.
     #[serde(default, deserialize_with = "null_as_default")]
     fetch_files: Vec<String>,
 }
@@ -80,13 +122,19 @@ pub(crate) async fn run_code(
     if OTHER_LANGUAGES.contains(&request.language.as_str()) {
         return run_other_language(state, request).await;
     }
-    if !PYTHON.contains(&request.language.as_str()) {
+    let Some(interpreted) = Interpreted::of(&request.language) else {
         return Ok(Json(sandbox_error(format!(
-            "language {:?} is not supported by rlvr serve (python, cpp, c, java, nodejs, go, rust)",
+            "language {:?} is not supported by rlvr serve (python, cpp, c, java, nodejs, go, \
+             rust, bash)",
             request.language
         ))));
+    };
+    if interpreted == Interpreted::Bash && !std::path::Path::new(BASH_PATH).exists() {
+        return Ok(Json(sandbox_error(format!(
+            "{BASH_PATH} not found (Debian package bash)"
+        ))));
     }
-    let (run, placing) = build_request(&request)?;
+    let (run, placing) = build_request(&request, interpreted)?;
     let _reservation = super::admit(&state, 1)?;
     let Ok(_permit) = Arc::clone(&state.slots).acquire_owned().await else {
         return Ok(Json(sandbox_error(
@@ -94,13 +142,12 @@ pub(crate) async fn run_code(
         )));
     };
     let sandbox = state.sandbox.clone();
-    let output_bytes = run.limits.output_bytes;
     let response = answer(
         &state,
         &request.language,
         move || {
             let mut outcome = sandbox.run(&run)?;
-            let fetched = placing.then(|| take_fetched(&mut outcome, output_bytes));
+            let fetched = placing.then(|| take_fetched(&mut outcome));
             Ok::<_, rlvr_sandbox::SandboxError>(finished_with(&outcome, fetched.as_ref()))
         },
         Value::clone,
@@ -110,9 +157,9 @@ pub(crate) async fn run_code(
 }
 
 /// The trailer of a run that placed or fetched files taken off its output: what it fetched
-/// (`None` when the run ended before it could say, as on a timeout), with `main.py`'s own exit
-/// status put back in the outcome, and the output cut to the cap it would have had.
-fn take_fetched(outcome: &mut RunOutcome, output_bytes: u64) -> Option<Fetched> {
+/// (`None` when the run ended before it could say, as on a timeout or past the output cap),
+/// with the program's own exit status put back in the outcome.
+fn take_fetched(outcome: &mut RunOutcome) -> Option<Fetched> {
     let fetched = run_code_files::take_fetched(&mut outcome.stdout)?;
     match i32::try_from(fetched.status) {
         Ok(status) if status < 0 => {
@@ -125,18 +172,16 @@ fn take_fetched(outcome: &mut RunOutcome, output_bytes: u64) -> Option<Fetched> 
         }
         Err(_) => {}
     }
-    let cap = usize::try_from(output_bytes).unwrap_or(usize::MAX);
-    if outcome.stdout.len() > cap {
-        outcome.stdout.truncate(cap);
-        outcome.verdict = RunVerdict::OutputLimit;
-    }
     Some(fetched)
 }
 
-/// The run of a Python request, and whether it places or fetches files through
+/// The run of a Python or Bash request, and whether it places or fetches files through
 /// `run_code_files` (a file in a directory, or `fetch_files`); 400 for a path outside the
 /// work directory or past the caps.
-fn build_request(request: &RunCodeRequest) -> Result<(RunRequest, bool), ApiError> {
+fn build_request(
+    request: &RunCodeRequest,
+    interpreted: Interpreted,
+) -> Result<(RunRequest, bool), ApiError> {
     let wall = time_limit(
         "run_timeout",
         Some(request.run_timeout.unwrap_or(DEFAULT_RUN_TIMEOUT_SECONDS)),
@@ -153,7 +198,7 @@ fn build_request(request: &RunCodeRequest) -> Result<(RunRequest, bool), ApiErro
         let megabytes = u64::try_from(megabytes).unwrap_or(u64::MAX);
         limits.memory_bytes = megabytes.min(64 << 10) << 20;
     }
-    let files = decoded_files(request)?;
+    let files = decoded_files(request, interpreted.main_file())?;
     if request.fetch_files.len() > MAX_FETCH_FILES {
         return Err(ApiError::bad_request(format!(
             "fetch_files: {} paths, at most {MAX_FETCH_FILES}",
@@ -167,8 +212,12 @@ fn build_request(request: &RunCodeRequest) -> Result<(RunRequest, bool), ApiErro
         !request.fetch_files.is_empty() || files.iter().any(|(path, _)| path.contains('/'));
     let mut run = RunRequest::python(request.code.clone());
     if placing {
-        let (program, work_files) =
-            run_code_files::placing_run(&request.code, files, &request.fetch_files);
+        let (program, work_files) = run_code_files::placing_run(
+            (interpreted.main_file(), &request.code),
+            &interpreted.command(),
+            files,
+            &request.fetch_files,
+        );
         run.program = program;
         run.files = work_files;
     } else {
@@ -176,6 +225,15 @@ fn build_request(request: &RunCodeRequest) -> Result<(RunRequest, bool), ApiErro
             .into_iter()
             .map(|(name, contents)| WorkFile { name, contents })
             .collect();
+        if interpreted == Interpreted::Bash {
+            run.program = rlvr_sandbox::Program::Command {
+                argv: interpreted.command().map(str::to_owned).to_vec(),
+            };
+            run.files.push(WorkFile {
+                name: interpreted.main_file().to_owned(),
+                contents: request.code.as_bytes().to_vec(),
+            });
+        }
     }
     run.stdin = match &request.stdin {
         Some(text) if !text.is_empty() => Stdin::Bytes(text.clone().into_bytes()),
@@ -186,8 +244,12 @@ fn build_request(request: &RunCodeRequest) -> Result<(RunRequest, bool), ApiErro
 }
 
 /// The request's `files` with contents, decoded, each path checked (relative, inside the
-/// work directory, not `main.py`, no file also a directory of another), at most [`MAX_FILES`].
-fn decoded_files(request: &RunCodeRequest) -> Result<Vec<(String, Vec<u8>)>, ApiError> {
+/// work directory, not the program's own `main_file`, no file also a directory of another),
+/// at most [`MAX_FILES`].
+fn decoded_files(
+    request: &RunCodeRequest,
+    main_file: &str,
+) -> Result<Vec<(String, Vec<u8>)>, ApiError> {
     let named: Vec<(&String, &String)> = request
         .files
         .iter()
@@ -202,10 +264,10 @@ fn decoded_files(request: &RunCodeRequest) -> Result<Vec<(String, Vec<u8>)>, Api
     let mut files = Vec::with_capacity(named.len());
     for (name, contents) in named {
         checked_path("files", name)?;
-        if name == "main.py" {
-            return Err(ApiError::bad_request(
-                "files \"main.py\": the program's own file; name it otherwise",
-            ));
+        if name == main_file {
+            return Err(ApiError::bad_request(format!(
+                "files {name:?}: the program's own file; name it otherwise"
+            )));
         }
         let contents = base64::engine::general_purpose::STANDARD
             .decode(contents)
@@ -351,7 +413,7 @@ async fn run_other_language(
             request.language
         ))));
     }
-    let (run, _) = build_request(&request)?;
+    let (run, _) = build_request(&request, Interpreted::Python)?;
     let compile_wall = time_limit(
         "compile_timeout",
         Some(

@@ -306,3 +306,72 @@ fn issue_35_serve_hostile_paths_are_refused_and_links_never_reach_host_files() {
         "{large}"
     );
 }
+
+#[test]
+fn issue_35_serve_bash_runs_in_the_sandbox_and_hostile_scripts_are_contained() {
+    // The server holds a secret in its environment that no program may see.
+    let mut command = crate::support::rlvr();
+    command
+        .args(["serve", "--addr", "127.0.0.1:0", "--workers", "2"])
+        .env("RLVR_TEST_SECRET", "bash-must-not-see-this");
+    let served = Served::start_with(command);
+    // Honest controls: a+b from stdin, a file in a directory, a file fetched back.
+    let sum = run_code(
+        &served,
+        &json!({"language": "bash", "code": "read a b\necho $((a + b))", "stdin": "20 22\n"}),
+    );
+    assert_eq!(sum["status"], "Success", "{sum}");
+    assert_eq!(sum["compile_result"], Value::Null, "{sum}");
+    assert_eq!(sum["run_result"]["stdout"], "42\n", "{sum}");
+    let files = run_code(
+        &served,
+        &json!({
+            "language": "bash",
+            "code": "tr a-z A-Z < in/words > out.txt\ncat out.txt",
+            "files": {"in/words": base64_of("hello")},
+            "fetch_files": ["out.txt"],
+        }),
+    );
+    assert_eq!(files["status"], "Success", "{files}");
+    assert_eq!(files["run_result"]["stdout"], "HELLO", "{files}");
+    assert_eq!(fetched_text(&files, "out.txt"), "HELLO");
+    let exit = run_code(&served, &json!({"language": "bash", "code": "exit 7"}));
+    assert_eq!(exit["status"], "Failed", "{exit}");
+    assert_eq!(exit["run_result"]["return_code"], 7, "{exit}");
+
+    // Hostile: host files, writes outside the work directory, the network (bash's
+    // /dev/tcp), the verifier's environment: each attempt prints what it got.
+    let hostile = run_code(
+        &served,
+        &json!({
+            "language": "bash",
+            "code": concat!(
+                "cat /etc/shadow 2>/dev/null && echo SHADOW-READ\n",
+                "ls /root 2>/dev/null && echo ROOT-LISTED\n",
+                "echo x > /usr/rlvr-bash-written 2>/dev/null && echo USR-WRITTEN\n",
+                "(exec 3<>/dev/tcp/1.1.1.1/80) 2>/dev/null && echo NETWORK-OPEN\n",
+                "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -q bash-must-not-see-this && echo SECRET-SEEN\n",
+                "env | grep -q bash-must-not-see-this && echo SECRET-IN-ENV\n",
+                "echo done\n",
+            ),
+            "run_timeout": 10,
+        }),
+    );
+    assert_eq!(hostile["status"], "Success", "{hostile}");
+    assert_eq!(hostile["run_result"]["stdout"], "done\n", "{hostile}");
+    assert!(!std::path::Path::new("/usr/rlvr-bash-written").exists());
+    // A fork bomb is contained by the process limit and the clock (in the foreground it
+    // fails; in the background it dies with the script, which has ended); the server answers.
+    let bomb = run_code(
+        &served,
+        &json!({"language": "bash", "code": "bomb() { bomb | bomb; }; bomb", "run_timeout": 2}),
+    );
+    assert_eq!(bomb["status"], "Failed", "{bomb}");
+    let detached = run_code(
+        &served,
+        &json!({"language": "bash", "code": "bomb() { bomb | bomb & }; bomb\necho left", "run_timeout": 2}),
+    );
+    assert_eq!(detached["run_result"]["stdout"], "left\n", "{detached}");
+    let after = run_code(&served, &json!({"language": "bash", "code": "echo alive"}));
+    assert_eq!(after["run_result"]["stdout"], "alive\n", "{after}");
+}

@@ -1,17 +1,17 @@
 """`/run_code`'s work files in directories and `fetch_files`, inside the sandbox (issue 35).
 
-Run as the sandboxed program (`python -I -c THIS PLAN`) instead of `main.py` when a request
-has a file in a directory or asks for files back. The plan (JSON) names the flat work files
-the sandbox placed and where each goes, and the files to fetch. This script puts the files in
-place, runs `main.py` as a plain run would (`python -I main.py`, the same standard streams),
-then reads each file to fetch as the program left it, within the sandbox: no symbolic link the
-program made is followed, at any component (`O_NOFOLLOW` from the work directory down; only
-regular files are read), so nothing outside the work directory is read, and the server reads
-no file at all. What
-it read goes after the program's standard output, framed (read from the end by the server):
-the JSON payload, its length in 16 hex digits, then MAGIC. The payload also carries the
-program's exit status (negative: the killing signal), which this process cannot reproduce as
-init of its PID namespace.
+Run as the sandboxed program (`python -I -c THIS PLAN`) instead of the request's program when
+it has a file in a directory or asks for files back. The plan (JSON) names the program's
+command, the flat work files the sandbox placed and where each goes, and the files to fetch.
+This script puts the files in place, runs the program as a plain run would (`python -I
+main.py` or `bash main.sh`, the same standard streams), then reads each file to fetch as the
+program left it, within the sandbox: no symbolic link the program made is followed, at any
+component (`O_NOFOLLOW` from the work directory down; only regular files are read), so nothing
+outside the work directory is read, and the server reads no file at all. What it read goes
+after the program's standard output, framed (read from the end by the server): the JSON
+payload, its length in 16 hex digits, then MAGIC. The payload also carries the program's exit
+status (negative: the killing signal), which this process cannot reproduce as init of its PID
+namespace.
 """
 
 import base64
@@ -97,7 +97,8 @@ def fetch(names, file_bytes, total_bytes):
 def main():
     plan = json.loads(sys.argv[1])
     place(plan["files"])
-    status = subprocess.call([sys.executable, "-I", "main.py"])
+    command = [sys.executable if word == "python" else word for word in plan["command"]]
+    status = subprocess.call(command)
     fetched, omitted = fetch(plan["fetch"], plan["file_bytes"], plan["total_bytes"])
     payload = json.dumps({"status": status, "files": fetched, "omitted": omitted}).encode()
     sys.stdout.flush()

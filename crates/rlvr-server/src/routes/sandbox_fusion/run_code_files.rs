@@ -1,4 +1,4 @@
-//! `/run_code`'s `files` in directories and `fetch_files` (issue 35), for Python: the paths a
+//! `/run_code`'s `files` in directories and `fetch_files` (issue 35), for Python and Bash: the paths a
 //! request may name, and the run that places and fetches them inside the sandbox
 //! (`run_code_files.py`), so the server never opens a path the program could have pointed
 //! elsewhere.
@@ -81,11 +81,13 @@ pub(crate) fn check_no_overlap<'a>(
     Ok(())
 }
 
-/// The run that places `files` (path, contents) and fetches `fetch` after `code` ends: the
-/// script as the program, the work files under flat names it moves into place, and `code` as
-/// `main.py`.
+/// The run that places `files` (path, contents) and fetches `fetch` after the program ends:
+/// the script as the sandbox's program, the work files under flat names it moves into place,
+/// and the program (`main`: its file name and source) run as `command` (`python`: the
+/// sandbox's interpreter).
 pub(crate) fn placing_run(
-    code: &str,
+    main: (&str, &str),
+    command: &[&str],
     files: Vec<(String, Vec<u8>)>,
     fetch: &[String],
 ) -> (Program, Vec<WorkFile>) {
@@ -100,10 +102,11 @@ pub(crate) fn placing_run(
         });
     }
     work_files.push(WorkFile {
-        name: "main.py".to_owned(),
-        contents: code.as_bytes().to_vec(),
+        name: main.0.to_owned(),
+        contents: main.1.as_bytes().to_vec(),
     });
     let plan = serde_json::json!({
+        "command": command,
         "files": moves,
         "fetch": fetch,
         "file_bytes": FETCH_FILE_BYTES,
@@ -128,7 +131,7 @@ pub(crate) struct Fetched {
     pub(crate) files: Map<String, Value>,
     /// Paths left out for the caps.
     pub(crate) omitted: Vec<String>,
-    /// `main.py`'s exit status (negative: the killing signal).
+    /// The program's exit status (negative: the killing signal).
     pub(crate) status: i64,
 }
 
