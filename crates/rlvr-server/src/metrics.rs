@@ -169,8 +169,8 @@ impl Metrics {
         );
     }
 
-    /// The admission queue, the engine's queue and its workers (the refusals at a full queue
-    /// are with the connections', as they always were in the exposition's order).
+    /// The admission queue, the engine's queue and its workers (refusals at a full queue are
+    /// registered with the connections, where the exposition has always listed them).
     fn register_queue(
         &self,
         registry: &mut Registry,

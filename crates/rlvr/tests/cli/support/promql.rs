@@ -84,7 +84,7 @@ pub type Vector = Vec<(Labels, f64)>;
 
 /// A label matcher: `label="value"` or `label!="value"`.
 #[derive(Debug, Clone, PartialEq)]
-struct Matcher {
+pub struct Matcher {
     label: String,
     value: String,
     equal: bool,
@@ -92,7 +92,7 @@ struct Matcher {
 
 /// A series selector.
 #[derive(Debug, Clone, PartialEq)]
-struct Selector {
+pub struct Selector {
     name: String,
     matchers: Vec<Matcher>,
 }
