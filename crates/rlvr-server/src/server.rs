@@ -306,10 +306,10 @@ impl Server {
         tracing::info!("shutting down: finishing requests in flight");
         let _ = stop_sender.send(true);
         while tasks.join_next().await.is_some() {}
-        if let Some(port) = metrics_port {
-            if let Ok(mut port_tasks) = port.await {
-                while port_tasks.join_next().await.is_some() {}
-            }
+        if let Some(port) = metrics_port
+            && let Ok(mut port_tasks) = port.await
+        {
+            while port_tasks.join_next().await.is_some() {}
         }
         // Joining the workers blocks: do it off the runtime's threads.
         let _ = tokio::task::spawn_blocking(move || drop(state)).await;
