@@ -199,6 +199,42 @@ fn create_namespaces(
     })
 }
 
+/// Root, user namespace or degraded; an error when a required protection is missing and
+/// degraded mode was not allowed.
+fn sandbox_mode(
+    protections: &[Protection],
+    unavailable: &[Unavailable],
+    allow_degraded: bool,
+    root: bool,
+) -> Result<SandboxMode, SandboxError> {
+    let required_missing = Protection::missing_required(protections);
+    if !required_missing.is_empty() && !allow_degraded {
+        let reason = unavailable
+            .iter()
+            .find(|entry| required_missing.contains(&entry.protection))
+            .map(|entry| entry.reason.clone())
+            .unwrap_or_default();
+        return Err(SandboxError::MissingProtections {
+            missing: required_missing,
+            reason,
+        });
+    }
+    Ok(if !required_missing.is_empty() {
+        SandboxMode::Degraded
+    } else if root {
+        SandboxMode::Root
+    } else {
+        SandboxMode::UserNamespace
+    })
+}
+
+/// The namespaces' descriptors moved out of the way of a child's targets.
+fn moved_high(mut created: SandboxNamespaces) -> Result<SandboxNamespaces, SandboxError> {
+    created.user = high(created.user)?;
+    created.network = high(created.network)?;
+    Ok(created)
+}
+
 /// The Landlock ruleset that scopes signals and abstract sockets to the sandbox (ABI 6), or
 /// why there is none.
 fn landlock_ruleset() -> Result<OwnedFd, String> {
@@ -381,25 +417,7 @@ impl Sandbox {
         protections.extend(cgroup_protections);
         protections.sort();
         protections.dedup();
-        let required_missing = Protection::missing_required(&protections);
-        if !required_missing.is_empty() && !config.allow_degraded {
-            let reason = unavailable
-                .iter()
-                .find(|entry| required_missing.contains(&entry.protection))
-                .map(|entry| entry.reason.clone())
-                .unwrap_or_default();
-            return Err(SandboxError::MissingProtections {
-                missing: required_missing,
-                reason,
-            });
-        }
-        let mode = if !required_missing.is_empty() {
-            SandboxMode::Degraded
-        } else if root {
-            SandboxMode::Root
-        } else {
-            SandboxMode::UserNamespace
-        };
+        let mode = sandbox_mode(&protections, &unavailable, config.allow_degraded, root)?;
         let environment = program_environment(&interpreter, filesystem.is_some())?;
         let null_output = OwnedFd::from(
             fs_err::OpenOptions::new()
@@ -408,14 +426,7 @@ impl Sandbox {
                 .map_err(SandboxError::system("open /dev/null"))?
                 .into_file(),
         );
-        let namespaces = match namespaces {
-            Some(mut created) => {
-                created.user = high(created.user)?;
-                created.network = high(created.network)?;
-                Some(created)
-            }
-            None => None,
-        };
+        let namespaces = namespaces.map(moved_high).transpose()?;
         let inner = Inner {
             program_seccomp: crate::seccomp::build(Role::Program)?,
             supervisor_seccomp: crate::seccomp::build(Role::Supervisor)?,

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use rustix::event::PollFlags;
 use rustix::pipe::PipeFlags;
 
+use crate::cgroup::Lease;
 use crate::error::SandboxError;
 use crate::isolation::{
     ChildPlan, IdMaps, Identity, LAST_PID_DESCRIPTOR, PlannedFile, Step, UserNamespaceEntry,
@@ -306,6 +307,95 @@ fn start_failure(report: StartReport, pid: libc::pid_t) -> Option<SandboxError> 
     }
 }
 
+/// `execve`'s array form of `values`: their pointers, then a null one.
+fn null_terminated(values: &[CString]) -> Vec<*const libc::c_char> {
+    values
+        .iter()
+        .map(|value| value.as_ptr())
+        .chain([std::ptr::null()])
+        .collect()
+}
+
+/// The namespaces the sandboxed process is cloned into (the network namespace is entered).
+fn sandbox_clone_flags(inner: &Inner) -> u64 {
+    let mut flags = (libc::CLONE_VM | libc::CLONE_PARENT) as u64;
+    if inner.filesystem.is_some() {
+        flags |= (libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS)
+            as u64;
+    }
+    if inner.namespaces.is_some() {
+        flags |= libc::CLONE_NEWUSER as u64;
+    }
+    flags
+}
+
+/// The empty network namespace the sandbox enters: its user namespace's, or the host's
+/// (degraded root).
+fn network_namespace(inner: &Inner) -> Option<RawFd> {
+    match &inner.namespaces {
+        Some(namespaces) => Some(namespaces.network.as_raw_fd()),
+        None => inner
+            .host_network_namespace
+            .as_ref()
+            .map(AsRawFd::as_raw_fd),
+    }
+}
+
+/// The descriptors the child keeps open until exec (everything else is closed): its targets,
+/// the error pipe, the Landlock ruleset, the verifier's pidfd (close-on-exec), and a
+/// supervisor's `ns_last_pid` (returned with the path it is opened from).
+fn kept_descriptors(
+    inner: &Inner,
+    role: &Role,
+    targets: usize,
+    error_pipe: RawFd,
+) -> Result<(Vec<u32>, Option<CString>), SandboxError> {
+    let mut keep: Vec<u32> = (0..targets as u32).collect();
+    keep.push(error_pipe as u32);
+    // A supervisor with a /proc of its own gets its PID namespace's `ns_last_pid`.
+    let last_pid = match (role, &inner.filesystem) {
+        (Role::Supervisor, Some(filesystem)) => {
+            keep.push(LAST_PID_DESCRIPTOR as u32);
+            let mut path = filesystem.proc_target.as_bytes().to_vec();
+            path.extend_from_slice(b"/sys/kernel/ns_last_pid");
+            Some(c_string(path)?)
+        }
+        _ => None,
+    };
+    if let Some(ruleset) = &inner.landlock_ruleset {
+        keep.push(ruleset.as_raw_fd() as u32);
+    }
+    if let Some(verifier) = &inner.verifier {
+        keep.push(verifier.as_raw_fd() as u32); // close-on-exec: the program never has it
+    }
+    Ok((keep, last_pid))
+}
+
+/// Clones the first step of the child (`CLONE_VFORK`: returns once it exited), born in the
+/// lease's cgroup where the kernel can; kernels before 5.7 lack clone3 or CLONE_INTO_CGROUP,
+/// and then the child joins the cgroup after birth.
+fn clone_first_step(
+    plan: &mut ChildPlan<'_>,
+    lease: &Lease,
+    born_inside: bool,
+) -> std::io::Result<(libc::pid_t, OwnedFd)> {
+    let argument = |plan: &ChildPlan<'_>| {
+        (plan as *const ChildPlan<'_>)
+            .cast_mut()
+            .cast::<libc::c_void>()
+    };
+    match lease.birth_cgroup().filter(|_| born_inside) {
+        Some(cgroup) => match sys::clone3_vfork(0, cgroup, sys::first_step_entry, argument(plan)) {
+            Err(error) if matches!(error.raw_os_error(), Some(libc::ENOSYS | libc::E2BIG)) => {
+                plan.cgroup_procs = lease.join_descriptors(false);
+                sys::clone_vfork(0, sys::first_step_entry, argument(plan))
+            }
+            other => other,
+        },
+        None => sys::clone_vfork(0, sys::first_step_entry, argument(plan)),
+    }
+}
+
 impl Sandbox {
     /// Starts a sandboxed process and returns once it has exec'd; the caller talks to it
     /// through its pipes and must wait for or kill it (dropping the handle kills the whole tree).
@@ -362,48 +452,14 @@ impl Sandbox {
             None => c_string(WORK_DIRECTORY)?,
         };
 
-        // Everything but the targets, the error pipe and the Landlock ruleset gets closed.
-        let mut keep: Vec<u32> = (0..descriptors.len() as u32).collect();
-        keep.push(error_write.as_raw_fd() as u32);
-        // A supervisor with a /proc of its own gets its PID namespace's `ns_last_pid`.
-        let last_pid = match (&role, &inner.filesystem) {
-            (Role::Supervisor, Some(filesystem)) => {
-                keep.push(LAST_PID_DESCRIPTOR as u32);
-                let mut path = filesystem.proc_target.as_bytes().to_vec();
-                path.extend_from_slice(b"/sys/kernel/ns_last_pid");
-                Some(c_string(path)?)
-            }
-            _ => None,
-        };
-        if let Some(ruleset) = &inner.landlock_ruleset {
-            keep.push(ruleset.as_raw_fd() as u32);
-        }
-        if let Some(verifier) = &inner.verifier {
-            keep.push(verifier.as_raw_fd() as u32); // close-on-exec: the program never has it
-        }
+        let (keep, last_pid) =
+            kept_descriptors(inner, &role, descriptors.len(), error_write.as_raw_fd())?;
 
         let limits = request.limits;
         let born_inside = lease.birth_cgroup().is_some() && sys::CAN_CLONE_INTO_CGROUP;
-        let environment_pointers: Vec<*const libc::c_char> = inner
-            .environment
-            .iter()
-            .map(|value| value.as_ptr())
-            .chain([std::ptr::null()])
-            .collect();
-        let argument_pointers: Vec<*const libc::c_char> = argv
-            .iter()
-            .map(|value| value.as_ptr())
-            .chain([std::ptr::null()])
-            .collect();
-        let mut sandbox_flags = (libc::CLONE_VM | libc::CLONE_PARENT) as u64;
-        if inner.filesystem.is_some() {
-            sandbox_flags |=
-                (libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS)
-                    as u64;
-        }
-        if inner.namespaces.is_some() {
-            sandbox_flags |= libc::CLONE_NEWUSER as u64;
-        }
+        let environment_pointers = null_terminated(&inner.environment);
+        let argument_pointers = null_terminated(&argv);
+        let sandbox_flags = sandbox_clone_flags(inner);
         let sandbox_stack =
             ChildStack::map().map_err(SandboxError::system("map the sandbox stack"))?;
         let (work_uid, work_gid) = work_owner(inner);
@@ -417,13 +473,7 @@ impl Sandbox {
                     namespace: namespaces.user.as_raw_fd(),
                     groups_allowed: namespaces.groups_allowed,
                 }),
-            network_namespace: match &inner.namespaces {
-                Some(namespaces) => Some(namespaces.network.as_raw_fd()),
-                None => inner
-                    .host_network_namespace
-                    .as_ref()
-                    .map(AsRawFd::as_raw_fd),
-            },
+            network_namespace: network_namespace(inner),
             sandbox_flags,
             sandbox_stack: sandbox_stack.bounds(),
             sandbox_entry: sys::sandbox_entry,
@@ -457,27 +507,7 @@ impl Sandbox {
             envp: environment_pointers,
         };
         let started = Instant::now();
-        let argument = (&plan as *const ChildPlan<'_>)
-            .cast_mut()
-            .cast::<libc::c_void>();
-        let first_step = match lease.birth_cgroup().filter(|_| born_inside) {
-            Some(cgroup) => {
-                match sys::clone3_vfork(0, cgroup, sys::first_step_entry, argument) {
-                    // Kernels before 5.7 lack clone3 or CLONE_INTO_CGROUP: join after birth.
-                    Err(error)
-                        if matches!(error.raw_os_error(), Some(libc::ENOSYS | libc::E2BIG)) =>
-                    {
-                        plan.cgroup_procs = lease.join_descriptors(false);
-                        let argument = (&plan as *const ChildPlan<'_>)
-                            .cast_mut()
-                            .cast::<libc::c_void>();
-                        sys::clone_vfork(0, sys::first_step_entry, argument)
-                    }
-                    other => other,
-                }
-            }
-            None => sys::clone_vfork(0, sys::first_step_entry, argument),
-        };
+        let first_step = clone_first_step(&mut plan, &lease, born_inside);
         let (first_pid, first_pidfd) = first_step.map_err(SandboxError::system("clone"))?;
         // The first step has exited (CLONE_VFORK); reap it. The sandboxed process it cloned is
         // our child and may still be setting up, on its own stack, reading `plan`.
