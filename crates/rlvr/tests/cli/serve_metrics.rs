@@ -203,32 +203,49 @@ fn count(rendered: &[(String, String, f64)], title: &str, legend: &str, seconds:
     (shown(rendered, title, legend) * seconds * 1000.0).round() / 1000.0
 }
 
-#[test]
-fn issue_34_the_dashboard_renders_from_metrics_a_test_run_produced() {
-    let dashboard: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/grafana/rlvr-serve.json"),
-        )
-        .expect("the dashboard"),
-    )
-    .expect("the dashboard is JSON");
-    let served = Served::start_with_metrics_port(&["--workers", "2", "--max-queue", "5"]);
-    let (first, started) = scrape(&served);
+/// The dashboard as committed.
+fn dashboard() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/grafana/rlvr-serve.json");
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the dashboard"))
+        .expect("the dashboard is JSON")
+}
 
-    // Jobs whose verdicts, tampering and checker outcomes the responses spell out.
-    let looping_checker = "def check(input, output, expected):\n    raise ValueError('broken')\n";
+/// The first scrape for which `condition` holds, and when it was taken.
+fn scrape_when(
+    served: &Served,
+    what: &str,
+    condition: impl Fn(&Scrape) -> bool,
+) -> (Scrape, Instant) {
+    let mut found = None;
+    let held = wait_until(Duration::from_secs(60), || {
+        let (now, at) = scrape(served);
+        let holds = condition(&now);
+        if holds {
+            found = Some((now, at));
+        }
+        holds
+    });
+    assert!(held, "{what}");
+    found.expect("the scrape")
+}
+
+/// Jobs whose verdicts, tampering and checker outcomes the responses spell out.
+fn send_mixed_jobs(served: &Served, expected: &mut Expected) {
+    let broken_checker = "def check(input, output, expected):\n    raise ValueError('broken')\n";
     let strict_checker = "def check(input, output, expected):\n    assert output.split() == expected.split()\n    return 1.0\n";
     let mixed = json!({"details": true, "time_limit": 5, "jobs": [
         doubling("print(int(input()) * 2)"),
         doubling("print(3)"),
         doubling("import sys\nframe = sys._getframe(0)\nprint(int(input()) * 2)"),
-        {"response": fenced("print(5)"), "ground_truth": {"inputs": ["5\n"], "outputs": ["5\n"], "checker": looping_checker}},
+        {"response": fenced("print(5)"), "ground_truth": {"inputs": ["5\n"], "outputs": ["5\n"], "checker": broken_checker}},
         {"response": fenced("print(9)"), "ground_truth": {"inputs": ["5\n"], "outputs": ["5\n"], "checker": strict_checker}},
     ]});
-    let mut expected = Expected::default();
     expected.add(&served.post_ok("/v1/verify", &mixed));
+}
 
-    // Five slow jobs fill the queue (--max-queue 5) and both workers; a sixth job is refused.
+/// Five slow jobs fill the queue (`--max-queue 5`) and both workers; a sixth job is refused
+/// (429). Returns the scrape taken while the queue was full.
+fn fill_the_queue(served: &Served, expected: &mut Expected) -> (Scrape, Instant) {
     let slow = json!({"details": true, "time_limit": 10, "jobs": (0..5).map(|_| json!({
         "response": fenced("import time\ntime.sleep(1.5)\nprint(int(input()) * 2)"),
         "ground_truth": {"inputs": ["2\n"], "outputs": ["4\n"]},
@@ -245,37 +262,20 @@ fn issue_34_the_dashboard_renders_from_metrics_a_test_run_produced() {
         assert_eq!(response.status, 200, "{}", response.body);
         response.json()
     });
-    let mut middle = None;
-    let full = wait_until(Duration::from_secs(60), || {
-        let (now, at) = scrape(&served);
-        let full = gauge(&now, "rlvr_workers_busy") == 2.0
-            && gauge(&now, "rlvr_queue_depth") == 5.0
-            && gauge(&now, "rlvr_engine_queued") == 2.0;
-        if full {
-            middle = Some((now, at));
-        }
-        full
+    let middle = scrape_when(served, "both workers busy with the queue full", |now| {
+        gauge(now, "rlvr_workers_busy") == 2.0
+            && gauge(now, "rlvr_queue_depth") == 5.0
+            && gauge(now, "rlvr_engine_queued") == 2.0
     });
-    assert!(full, "both workers busy with the queue full");
     let refused = served.post("/v1/verify", &json!({"jobs": [doubling("print(1)")]}));
     assert_eq!(refused.status, 429, "{}", refused.body);
-    let (middle, middle_at) = middle.expect("a scrape with the queue full");
     expected.add(&held.join().expect("the slow request"));
-    let mut last = None;
-    let idle = wait_until(Duration::from_secs(60), || {
-        let (now, at) = scrape(&served);
-        let idle =
-            gauge(&now, "rlvr_workers_busy") == 0.0 && gauge(&now, "rlvr_queue_depth") == 0.0;
-        if idle {
-            last = Some((now, at));
-        }
-        idle
-    });
-    assert!(idle, "every worker idle again");
-    let (last, last_at) = last.expect("a scrape after the jobs");
+    middle
+}
 
-    // Every metric name a query uses is in the exposition: those the parser reads, and every
-    // rlvr_ name in the text of the queries, found without the parser.
+/// Every metric name a query uses is in the exposition: those the parser reads, and every
+/// `rlvr_` name in the text of the queries, found without the parser.
+fn assert_every_queried_metric_is_exported(dashboard: &Value, last: &Scrape) {
     let mut names = Vec::new();
     for target in dashboard["panels"]
         .as_array()
@@ -304,6 +304,35 @@ fn issue_34_the_dashboard_renders_from_metrics_a_test_run_produced() {
             "the dashboard reads {name}, which the server does not export"
         );
     }
+}
+
+/// The rendered panels as a Markdown table: over the whole run, and with the queue full.
+fn table(rendered: &[(String, String, f64)], rendered_held: &[(String, String, f64)]) -> String {
+    let mut table = String::from(
+        "| panel | series | over the run | with the queue full |\n|---|---|---|---|\n",
+    );
+    for (title, legend, value) in rendered {
+        let held_value = rendered_held
+            .iter()
+            .find(|(panel, series, _)| panel == title && series == legend)
+            .map_or(String::from("-"), |(_, _, value)| format!("{value:.4}"));
+        let _ = writeln!(table, "| {title} | {legend} | {value:.4} | {held_value} |");
+    }
+    table
+}
+
+#[test]
+fn issue_34_the_dashboard_renders_from_metrics_a_test_run_produced() {
+    let dashboard = dashboard();
+    let served = Served::start_with_metrics_port(&["--workers", "2", "--max-queue", "5"]);
+    let (first, started) = scrape(&served);
+    let mut expected = Expected::default();
+    send_mixed_jobs(&served, &mut expected);
+    let (middle, middle_at) = fill_the_queue(&served, &mut expected);
+    let (last, last_at) = scrape_when(&served, "every worker idle again", |now| {
+        gauge(now, "rlvr_workers_busy") == 0.0 && gauge(now, "rlvr_queue_depth") == 0.0
+    });
+    assert_every_queried_metric_is_exported(&dashboard, &last);
 
     let whole = Window {
         before: &first,
@@ -319,17 +348,8 @@ fn issue_34_the_dashboard_renders_from_metrics_a_test_run_produced() {
     let rendered_held = render(&dashboard, held_window);
 
     // The picture, as a table an engineer can read, beside the test's other files.
+    let table = table(&rendered, &rendered_held);
     let directory = tempfile::tempdir().expect("a temporary directory");
-    let mut table = String::from(
-        "| panel | series | over the run | with the queue full |\n|---|---|---|---|\n",
-    );
-    for (title, legend, value) in &rendered {
-        let held_value = rendered_held
-            .iter()
-            .find(|(panel, series, _)| panel == title && series == legend)
-            .map_or(String::from("-"), |(_, _, value)| format!("{value:.4}"));
-        let _ = writeln!(table, "| {title} | {legend} | {value:.4} | {held_value} |");
-    }
     std::fs::write(directory.path().join("dashboard.md"), &table).expect("written");
     eprintln!("{table}");
 
