@@ -4,7 +4,8 @@ verl's reward loop (0.7.1+) awaits the reward function once per sample, hundreds
 one event loop. A `Batcher` gathers the jobs those calls submit during a short window (or until
 `size` jobs wait), sends them as one `/v1/verify` request on the loop itself
 (`Client.averify_on_loop`: no thread), and hands each awaiting call its own result, or the
-batch's error. A call that is cancelled leaves its batch alone: the others still get theirs.
+batch's error. A batch the server refuses as too large (413, past its `--max-body-bytes`) is sent again
+in halves. A call that is cancelled leaves its batch alone: the others still get theirs.
 A batch that has been sent is not cancelled with its callers: it finishes and its results
 are dropped for the callers that left.
 """
@@ -16,7 +17,7 @@ import json
 import weakref
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from rlvr.client import Client
+from rlvr.client import Client, VerifyError
 
 DEFAULT_WINDOW = 0.01
 """Seconds a batch stays open after its first job: verl's workers decode each response in a
@@ -72,6 +73,17 @@ class Batcher:
     async def _send(self, batch: List[Tuple[Dict[str, Any], asyncio.Future]]) -> None:
         try:
             results = await self.client.averify_on_loop([job for job, _ in batch], **self.options)
+        except VerifyError as error:
+            if error.status == 413 and len(batch) > 1:
+                # Past the server's --max-body-bytes together (records with megabytes of
+                # tests): each half on its own, down to single jobs, whose 413 is theirs.
+                middle = len(batch) // 2
+                await asyncio.gather(self._send(batch[:middle]), self._send(batch[middle:]))
+                return
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(error)
+            return
         except Exception as error:
             for _, future in batch:
                 if not future.done():

@@ -248,11 +248,11 @@ class Client:
     def _post(self, path: str, body: Dict[str, Any], shard: int, deadline: float, _positions=None) -> Dict[str, Any]:
         attempts = _Attempts(self, path, shard, deadline)
         while True:
-            url, data = attempts.next(body)
+            url, data, remaining = attempts.next(body)
             connected = False
             retry_after = None
             try:
-                connection = _connection(url, min(self.connect_timeout, attempts.remaining()))
+                connection = _connection(url, min(self.connect_timeout, remaining))
                 try:
                     connection.connect()
                     connected = True
@@ -279,20 +279,20 @@ class Client:
         with asyncio streams instead of a thread blocked in a socket."""
         attempts = _Attempts(self, path, shard, deadline)
         while True:
-            url, data = attempts.next(body)
+            url, data, remaining = attempts.next(body)
             connected = False
             retry_after = None
             try:
                 try:
-                    reader, writer = await asyncio.wait_for(_open(url), min(self.connect_timeout, attempts.remaining()))
+                    reader, writer = await asyncio.wait_for(_open(url), min(self.connect_timeout, remaining))
                 except asyncio.TimeoutError:
                     raise socket.timeout("timed out") from None
                 connected = True
                 try:
-                    writer.write(_request_head(url, path, len(data), self._headers()) + data)
+                    request = _request_head(url, path, len(data), self._headers()) + data
                     try:
                         # Past the connection, an answer may take as long as the deadline allows.
-                        raw = await asyncio.wait_for(_read_response(reader, writer), max(deadline - time.monotonic(), 0.001))
+                        raw = await asyncio.wait_for(_exchange(reader, writer, request), max(deadline - time.monotonic(), 0.001))
                     except asyncio.TimeoutError:
                         raise socket.timeout("timed out") from None
                 finally:
@@ -333,12 +333,10 @@ class _Attempts:
         urls = self.client.urls
         return urls[(self.shard + attempt) % len(urls)]
 
-    def remaining(self) -> float:
-        return self.deadline - time.monotonic()
-
     def next(self, body: Dict[str, Any]):
-        """The URL and body of the next attempt; raises `VerifyError` when the deadline passed."""
-        remaining = self.remaining()
+        """The URL, body and remaining seconds of the next attempt; raises `VerifyError` when
+        the deadline passed."""
+        remaining = self.deadline - time.monotonic()
         url = self._url(self.attempt)
         if remaining <= 0:
             raise VerifyError(
@@ -348,7 +346,7 @@ class _Attempts:
         if self.path == "/v1/verify":
             body = dict(body, deadline=max(remaining, 0.001))
         self.wait = min(0.1 * 2 ** self.attempt, 5.0)
-        return url, json.dumps(body, default=plain).encode()
+        return url, json.dumps(body, default=plain).encode(), remaining
 
     def answer(self, url: str, status: int, payload: bytes) -> Optional[Dict[str, Any]]:
         """The answer of a 200; None for a status that is retried; raises for any other."""
@@ -405,13 +403,35 @@ def _request_head(url: str, path: str, length: int, headers: Dict[str, str]) -> 
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-async def _read_response(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
-    """The whole response (`Connection: close`: the server ends it by closing)."""
-    await writer.drain()
-    raw = await reader.read()
-    if not raw:
+async def _exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes) -> bytes:
+    """Sends the request and returns the whole response (`Connection: close`: the server ends
+    it by closing). The response is read while the body is still being sent: a server that
+    refuses a body past its limit (413) answers and closes before taking it all, and that
+    answer is the error to raise, not the broken pipe of the rest of the body."""
+    chunks: List[bytes] = []
+
+    async def receive() -> None:
+        while True:
+            chunk = await reader.read(65536)
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    receiving = asyncio.ensure_future(receive())
+    try:
+        writer.write(request)
+        await writer.drain()
+        await receiving
+    except ConnectionError:
+        if not chunks:
+            raise
+    finally:
+        if not receiving.done():
+            receiving.cancel()
+        await asyncio.gather(receiving, return_exceptions=True)
+    if not chunks:
         raise http.client.RemoteDisconnected("Remote end closed connection without response")
-    return raw
+    return b"".join(chunks)
 
 
 class _BufferedSocket:

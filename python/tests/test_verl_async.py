@@ -14,21 +14,12 @@ import pytest
 
 import rlvr
 import rlvr.verl
-from conftest import DOUBLING, RELEASE_ROWS, RIGHT, WRONG, fenced, right_answer
+from conftest import DOUBLING, RELEASE_ROWS, RIGHT, WRONG, fenced, right_answer, verify_requests
 from test_client import _closed_port, _stub
 
 ROWS = [json.loads(line) for line in RELEASE_ROWS.read_text().splitlines() if line.strip()]
 SLOW = fenced("import time\ntime.sleep(1.5)\nprint(int(input()) * 2)")
 """Right, after a second and a half per test: a batch that stays in flight long enough to watch."""
-
-
-def verify_requests(client):
-    """`/v1/verify` requests the session server has answered so far (its Prometheus counter)."""
-    total = 0.0
-    for line in client.metrics().splitlines():
-        if line.startswith("rlvr_requests_total{") and 'route="/v1/verify"' in line:
-            total += float(line.rsplit(" ", 1)[1])
-    return total
 
 
 def call(solution, ground_truth, **kwargs):
@@ -203,3 +194,22 @@ def test_issue34_rows_named_by_reference_score_through_the_dataset_server(serve)
 
     results = asyncio.run(main())
     assert [result["score"] for result in results] == [1.0] * len(ROWS) + [0.0] * len(ROWS)
+
+
+def test_issue34_a_batch_past_the_servers_body_limit_is_sent_in_halves(serve):
+    server = serve("--max-body-bytes", "100000")
+    large = {"inputs": ["2\n" + " " * 30000, "5\n"], "outputs": ["4\n", "10\n"]}
+    too_large = {"inputs": ["2\n" + " " * 150000], "outputs": ["4\n"]}
+
+    async def main():
+        together = await asyncio.gather(*(call(RIGHT, large, url=server.url) for _ in range(6)))
+        alone = await asyncio.gather(call(RIGHT, too_large, url=server.url), call(RIGHT, DOUBLING, url=server.url),
+                                     return_exceptions=True)
+        return together, alone
+
+    started = time.monotonic()
+    together, alone = asyncio.run(main())
+    assert [result["score"] for result in together] == [1.0] * 6, "180 kB together, 90 kB in halves"
+    assert isinstance(alone[0], rlvr.VerifyError) and alone[0].status == 413 and "--max-body-bytes" in str(alone[0]), alone[0]
+    assert alone[1]["score"] == 1.0, "its batch-mate is scored"
+    assert time.monotonic() - started < 60, "a refusal, not retries until the deadline"
