@@ -124,6 +124,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--card-rows", type=int, default=30)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--batch-sizes", default="256", help="compute_score_async's batch_size, one column each (comma-separated)")
+    parser.add_argument("--only", default="", help="workloads whose name starts with one of these (comma-separated)")
+    parser.add_argument("--no-groups", action="store_true", help="leave out the requests of one group per row")
     parser.add_argument("--card-max-tests", type=int, default=1,
                         help="max_tests for the card rows: the ground truth still travels whole; 0 runs every test")
     arguments = parser.parse_args()
@@ -142,23 +145,28 @@ def main():
         }
         card_options = {"max_tests": arguments.card_max_tests} if arguments.card_max_tests else {}
         options_of = {"a+b, 4 tests": {}, "card rows inline": card_options, "card rows by index": card_options}
-        loop_seconds = {(name, mode): [] for name in workloads for mode in ("sync", "async")}
+        if arguments.only:
+            workloads = {name: samples for name, samples in workloads.items() if name.startswith(tuple(arguments.only.split(",")))}
+        sizes = [int(size) for size in arguments.batch_sizes.split(",")]
+        all_modes = ["sync"] + [f"async {size}" for size in sizes]
+        loop_seconds = {(name, mode): [] for name in workloads for mode in all_modes}
         group_client = rlvr.Client(server.url, max_batch=GROUP)
         groups = {"inline": group_jobs(rows, False), "index": group_jobs(rows, True)}
         group_figures = {form: {"seconds": [], "cpu": []} for form in groups}
         bytes_of = {form: request_bytes(group_client, jobs, card_options) for form, jobs in groups.items()}
         reference_scores = {}
         for round_index in range(arguments.rounds):
-            modes = ("sync", "async") if round_index % 2 == 0 else ("async", "sync")
+            modes = all_modes if round_index % 2 == 0 else all_modes[::-1]
             for name, samples in workloads.items():
                 for mode in modes:
-                    seconds, scores = timed_reward_loop(samples, server.url, mode == "async", options_of[name])
+                    seconds, scores = timed_reward_loop(samples, server.url, mode != "sync",
+                                                        dict(options_of[name], **({"batch_size": int(mode.split()[1])} if mode != "sync" else {})))
                     expected = reference_scores.setdefault(name, scores)
                     assert scores == expected, f"{name}: {mode} scored differently"
                     loop_seconds[(name, mode)].append(seconds)
                     print(json.dumps({"round": round_index, "workload": name, "mode": mode, "seconds": round(seconds, 3),
                                       "samples_per_second": round(len(samples) / seconds, 1)}), flush=True)
-            forms = ("inline", "index") if round_index % 2 == 0 else ("index", "inline")
+            forms = () if arguments.no_groups else ("inline", "index") if round_index % 2 == 0 else ("index", "inline")
             for form in forms:
                 seconds, cpu, scores = timed_groups(group_client, groups[form], card_options)
                 expected = reference_scores.setdefault("groups", scores)
@@ -174,14 +182,21 @@ def main():
     print(f"\nMachine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"load average {os.getloadavg()[0]:.1f} at the end; {arguments.rounds} rounds, {arguments.samples} samples, "
           f"server --workers {arguments.workers}\n")
-    print("| workload | `compute_score` (thread pool) | `compute_score_async` | async / sync |")
-    print("|---|---|---|---|")
+    header = ["workload", "`compute_score` (thread pool)"]
+    for size in sizes:
+        header += [f"`compute_score_async`, batch_size {size}", "async / sync"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
     for name, samples in workloads.items():
-        sync = len(samples) / median(loop_seconds[(name, "sync")])
-        asynchronous = len(samples) / median(loop_seconds[(name, "async")])
-        ratios = [s / a for s, a in zip(loop_seconds[(name, "sync")], loop_seconds[(name, "async")])]
-        print(f"| {name} | {sync:,.0f} samples/s | {asynchronous:,.0f} samples/s | {median(ratios):.2f}x "
-              f"(rounds {min(ratios):.2f}-{max(ratios):.2f}) |")
+        cells = [name, f"{len(samples) / median(loop_seconds[(name, 'sync')]):,.0f} samples/s"]
+        for size in sizes:
+            asynchronous = loop_seconds[(name, f"async {size}")]
+            ratios = [s / a for s, a in zip(loop_seconds[(name, "sync")], asynchronous)]
+            cells += [f"{len(samples) / median(asynchronous):,.0f} samples/s",
+                      f"{median(ratios):.2f}x (rounds {min(ratios):.2f}-{max(ratios):.2f})"]
+        print("| " + " | ".join(cells) + " |")
+    if arguments.no_groups:
+        return
     samples = len(groups["inline"])
     print(f"\n{len(rows)} card rows, a group of {GROUP} per row, one request per group ({samples} samples):\n")
     print("| job carries | request bytes, all | mean request | samples/s (median) | client CPU s (median) |")

@@ -22,8 +22,10 @@ from rlvr.client import Client, VerifyError
 DEFAULT_WINDOW = 0.01
 """Seconds a batch stays open after its first job: verl's workers decode each response in a
 thread before calling, so a step's samples arrive over a few milliseconds, not at once."""
-DEFAULT_SIZE = 256
-"""Jobs past which a batch is sent at once, without waiting for the window."""
+DEFAULT_SIZE = 32
+"""Jobs past which a batch is sent at once, without waiting for the window. Several batches in
+flight rather than one large one: the server prepares a request's jobs one after another
+(parsing, dataset rows), so separate requests keep all its cores busy (BENCHMARKS.md)."""
 
 
 class Batcher:

@@ -11,8 +11,8 @@ managers by python/tests/test_verl.py):
   `reward.custom_reward_function.name=compute_score_async` instead: the same call and
   result, awaited by the reward loop (verl checks `inspect.iscoroutinefunction`) instead of
   run on its default thread pool. The samples one reward worker awaits at the same time go to
-  the server as one batch request (those arriving within `batch_window` seconds, default
-  0.01, at most `batch_size`, default 256), sent on the worker's event loop itself: no thread
+  the server as batch requests (those arriving within `batch_window` seconds, default
+  0.01, at most `batch_size`, default 32), sent on the worker's event loop itself: no thread
   per sample, one request in flight per batch. Errors, the deadline and the connect timeout
   are the client's, raised in every call of the batch; a cancelled call leaves the others'.
 * 0.7.0 (the agent loop's `RewardLoopWorker`): `custom_reward_function.path=pkg://rlvr.verl`,
