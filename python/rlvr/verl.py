@@ -100,7 +100,7 @@ async def compute_score_async(
     **kwargs: Any,
 ):
     """`compute_score` for verl's reward loop (0.7.1+), awaited on its event loop: the calls
-    awaiting at the same time are sent as one batch request, without a thread."""
+    awaiting at the same time are sent as batch requests, without a thread each."""
     if solution_strs is not None:
         if ground_truths is None or len(ground_truths) != len(solution_strs):
             raise ValueError("solution_strs and ground_truths must have the same length")
