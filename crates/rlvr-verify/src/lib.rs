@@ -13,6 +13,7 @@ mod checker;
 pub mod checker_assurance;
 mod checker_fault;
 pub mod comparison;
+mod dataset_row;
 mod decimal;
 mod exit_code;
 mod extraction;
@@ -36,6 +37,7 @@ pub use assembly::FunctionalAssembly;
 pub use checker::{BUILT_IN_CHECKERS, BuiltInChecker, Checker, Tolerance};
 pub use checker_fault::attribute_checker_failure;
 pub use comparison::OutputComparison;
+pub use dataset_row::{RowTestsError, row_tests};
 pub use exit_code::{ExitCodePolicy, RunMode};
 pub use extraction::{Extraction, FencedBlock, judge_blocks};
 pub use format_gate::{FormatFailure, FormatGate};
@@ -58,10 +60,7 @@ pub use scoring::{
 };
 pub use selection::{TestSelection, sample_indices};
 pub use tampering::{TamperCounts, TamperKind, Tampering};
-pub use test_suite::{
-    FunctionalTests, InputOutputTest, MAX_TESTS, ParsedTests, ParsedValue, TestSuite,
-    TestSuiteError, json_kind,
-};
+pub use test_suite::{MAX_TESTS, TestSuite, TestSuiteError, json_kind};
 pub use value_join::ValueJoin;
 pub use verdict::{
     CheckerOutcome, CheckerScore, ExecutionResult, RefereeVerdict, Verdict, checker_needed,

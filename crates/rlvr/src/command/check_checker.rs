@@ -22,11 +22,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use rlvr_dataset::{Tests, ground_truth_of_row};
 use rlvr_engine::{CheckerJudge, CheckerLimits};
 use rlvr_sandbox::Sandbox;
 use rlvr_verify::checker_assurance::{Probe, expected_is_blank, probe_checker, probe_with};
 use rlvr_verify::{
-    CheckerOutcome, ParsedTests, Profile, ProfileName, TestSuite, TestSuiteError, parse_python_json,
+    CheckerOutcome, Profile, ProfileName, TestSuite, TestSuiteError, parse_python_json,
 };
 use serde_json::Value;
 
@@ -130,27 +131,22 @@ struct Report {
     bad_lines: Vec<String>,
 }
 
-/// The ground truth of a record or job line, and the field it came from.
+/// The ground truth of a record (the dataset's rule, [`ground_truth_of_row`]) or of a job
+/// line, and the field it came from.
 fn ground_truth(value: &Value) -> Option<(&'static str, &Value)> {
     fn present(found: Option<&Value>) -> Option<&Value> {
         found.filter(|value| !value.is_null())
     }
-    present(
-        value
-            .get("metadata")
-            .and_then(|meta| meta.get("ground_truth")),
-    )
-    .map(|truth| ("metadata.ground_truth", truth))
-    .or_else(|| present(value.get("label")).map(|truth| ("label", truth)))
-    .or_else(|| present(value.get("ground_truth")).map(|truth| ("ground_truth", truth)))
-    .or_else(|| {
-        present(
-            value
-                .get("reward_model")
-                .and_then(|reward| reward.get("ground_truth")),
-        )
-        .map(|truth| ("reward_model.ground_truth", truth))
-    })
+    ground_truth_of_row(value)
+        .or_else(|| present(value.get("ground_truth")).map(|truth| ("ground_truth", truth)))
+        .or_else(|| {
+            present(
+                value
+                    .get("reward_model")
+                    .and_then(|reward| reward.get("ground_truth")),
+            )
+            .map(|truth| ("reward_model.ground_truth", truth))
+        })
 }
 
 fn check_line(
@@ -206,7 +202,7 @@ fn check_line(
     };
     report.with_checker += 1;
     *report.checkers.entry(checker.to_string()).or_default() += 1;
-    let ParsedTests::InputOutput(tests) = &suite.tests else {
+    let Tests::InputOutput(tests) = &suite.tests else {
         // `TestSuite` refuses a checker with functional tests.
         return Ok(());
     };

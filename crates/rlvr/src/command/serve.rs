@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rlvr_products::dataset_rows::DatasetRows;
+use rlvr_dataset::DatasetRows;
 use rlvr_server::{ServerConfig, serve_until_signal};
 use rlvr_verify::ProfileName;
 
@@ -165,11 +165,12 @@ fn open_dataset(path: &std::path::Path) -> Result<Arc<DatasetRows>, Error> {
             std::env::temp_dir().join(format!("rlvr-serve-dataset-{}.jsonl", std::process::id()));
         let imported = rlvr_products::import_parquet(path, &restored)
             .map_err(|error| Error::usage(format!("--dataset: {}: {error}", path.display())));
-        let rows = imported.and_then(|_| DatasetRows::open(&restored).map_err(usage));
+        let rows = imported
+            .and_then(|_| DatasetRows::open(&restored).map_err(|error| usage(error.into())));
         let _ = std::fs::remove_file(&restored);
         rows?
     } else {
-        DatasetRows::open(path).map_err(usage)?
+        DatasetRows::open(path).map_err(|error| usage(error.into()))?
     };
     if rows.is_empty() {
         return Err(Error::usage(format!(
@@ -177,7 +178,7 @@ fn open_dataset(path: &std::path::Path) -> Result<Arc<DatasetRows>, Error> {
             path.display()
         )));
     }
-    let hashed = rows.index_hashes().map_err(usage)?;
+    let hashed = rows.index_hashes().map_err(|error| usage(error.into()))?;
     eprintln!(
         "rlvr serve: dataset {}: {} rows, {hashed} with a metadata.hash",
         path.display(),

@@ -20,8 +20,8 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use rlvr_dataset::answer_variety::VarietyPhrase;
 use rlvr_engine::{Engine, EngineConfig, InOrder, Job, JobTests, parse_job_line};
-use rlvr_products::answer_variety::VarietyPhrase;
 use rlvr_sandbox::{RunRequest, Sandbox};
 use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, describe_profiles};
 use serde_json::Value;
@@ -30,7 +30,7 @@ use self::output::ResultsOutput;
 use self::summary::Summary;
 use crate::exit::{Error, Status};
 use crate::stdout::out;
-use rlvr_products::dataset_rows::DatasetRows;
+use rlvr_dataset::DatasetRows;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -359,8 +359,7 @@ fn prepare(
         JobTests::DatasetRow(row) => match dataset {
             None => return Err((parsed.id, "`index` needs --dataset".to_owned())),
             Some(dataset) => {
-                let (suite, phrases) = dataset
-                    .tests(row)
+                let (suite, phrases) = rlvr_verify::row_tests(dataset, row)
                     .map_err(|error| (parsed.id.clone(), format!("{error:#}")))?;
                 (suite, Some(phrases))
             }
