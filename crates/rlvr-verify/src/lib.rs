@@ -52,7 +52,7 @@ pub use plan::{
 };
 pub use profile::{Profile, ProfileError, ProfileName, describe_profiles};
 pub use program_text::ProgramText;
-pub use rlvr_languages::{Language, LanguageChoice};
+pub use rlvr_language::{Language, LanguageChoice};
 pub use rlvr_python_compat::loads::{JsonTextError, from_python_json, parse_python_json};
 pub use scoring::{
     CODE_R1_FAILURE, CODE_R1_FORMAT_ERROR, CODE_R1_SUCCESS, KLEAR_MISSING_THINK_CLOSE,

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rlvr_languages::{Language, LanguageChoice};
+use rlvr_language::{Language, LanguageChoice};
 
 use crate::assembly::{FunctionalAssembly, klear_functional, plain_functional, single_functional};
 use crate::checker::Checker;
