@@ -9,9 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod assembly;
-mod checker;
-pub mod checker_assurance;
-mod checker_fault;
+pub mod checker;
 pub mod comparison;
 mod dataset_row;
 mod decimal;
@@ -34,8 +32,10 @@ mod value_join;
 mod verdict;
 
 pub use assembly::FunctionalAssembly;
-pub use checker::{BUILT_IN_CHECKERS, BuiltInChecker, Checker, Tolerance};
-pub use checker_fault::attribute_checker_failure;
+pub use checker::{
+    BUILT_IN_CHECKERS, BuiltInChecker, Checker, CheckerOutcome, CheckerScore, Tolerance,
+    checker_needed,
+};
 pub use comparison::OutputComparison;
 pub use dataset_row::{RowTestsError, row_tests};
 pub use exit_code::{ExitCodePolicy, RunMode};
@@ -62,7 +62,4 @@ pub use selection::{TestSelection, sample_indices};
 pub use tampering::{TamperCounts, TamperKind, Tampering};
 pub use test_suite::{MAX_TESTS, TestSuite, TestSuiteError, json_kind};
 pub use value_join::ValueJoin;
-pub use verdict::{
-    CheckerOutcome, CheckerScore, ExecutionResult, RefereeVerdict, Verdict, checker_needed,
-    judge_test,
-};
+pub use verdict::{ExecutionResult, RefereeVerdict, Verdict, judge_test};

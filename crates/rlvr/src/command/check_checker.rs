@@ -1,6 +1,6 @@
 //! `rlvr check-checker FILE`: for every record whose ground truth names a checker, probe the
 //! checker on each test's expected output (it must accept it, and reject the empty output and
-//! two garbled copies: `rlvr_verify::checker_assurance`) and report the records whose checker
+//! two garbled copies: `rlvr_verify::checker::assurance`) and report the records whose checker
 //! accepts garbage or refuses the answer (issue 25).
 //!
 //! FILE holds release records (`metadata.ground_truth`, else `label`), upstream records
@@ -25,10 +25,9 @@ use std::time::Duration;
 use rlvr_dataset::{Tests, ground_truth_of_row};
 use rlvr_engine::{CheckerJudge, CheckerLimits};
 use rlvr_sandbox::Sandbox;
-use rlvr_verify::checker_assurance::{Probe, expected_is_blank, probe_checker, probe_with};
-use rlvr_verify::{
-    CheckerOutcome, Profile, ProfileName, TestSuite, TestSuiteError, parse_python_json,
-};
+use rlvr_verify::checker::assurance::{Probe, expected_is_blank, probe};
+use rlvr_verify::checker::{CheckedTest, NoSandbox};
+use rlvr_verify::{Profile, ProfileName, TestSuite, TestSuiteError, parse_python_json};
 use serde_json::Value;
 
 use crate::command::products_common::print_json;
@@ -65,7 +64,7 @@ struct Sandboxed {
 impl Sandboxed {
     fn judge(&mut self) -> Result<(&Sandbox, &mut CheckerJudge), Error> {
         if self.running.is_none() {
-            let sandbox = crate::start_sandbox::start_sandbox(self.allow_degraded)?;
+            let sandbox = crate::sandbox_setup::start_sandbox(self.allow_degraded)?;
             self.running = Some((sandbox, CheckerJudge::new(self.testlib_header.clone())));
         }
         let (sandbox, judge) = self.running.as_mut().expect("started above");
@@ -212,30 +211,21 @@ fn check_line(
         let expected = join.render_output(&test.output);
         report.tests_probed += 1;
         report.blank_expected_tests += u64::from(expected_is_blank(&expected));
-        let failures = match checker.built_in() {
-            Some(rule) => probe_checker(rule, &expected),
-            None => {
-                let input = join.render(&test.input);
-                let limits = sandboxed.limits;
-                let (sandbox, judge) = sandboxed.judge()?;
-                let mut rejected = 0;
-                let failures = probe_with(
-                    |output| match judge.judge(sandbox, &checker, &input, output, &expected, limits)
-                    {
-                        CheckerOutcome::Score(score) => Ok(score.value() >= 1.0),
-                        CheckerOutcome::Rejected(_) => {
-                            rejected += 1;
-                            Ok(false)
-                        }
-                        CheckerOutcome::Error(reason) => Err(reason),
-                    },
-                    &expected,
-                );
-                report.checker_rejected += rejected;
-                failures
-            }
+        let input = join.render(&test.input);
+        let test = CheckedTest {
+            input: &input,
+            expected: &expected,
         };
-        findings.extend(failures.into_iter().map(|failure| Finding {
+        // Only a sandboxed checker needs the sandbox (started at the first one).
+        let probed = if checker.is_sandboxed() {
+            let limits = sandboxed.limits;
+            let (sandbox, judge) = sandboxed.judge()?;
+            probe(&checker, test, &mut judge.sandboxed(sandbox, limits))
+        } else {
+            probe(&checker, test, &mut NoSandbox)
+        };
+        report.checker_rejected += probed.rejected;
+        findings.extend(probed.failures.into_iter().map(|failure| Finding {
             test: index,
             probe: failure.probe,
             failure: failure.failure,
