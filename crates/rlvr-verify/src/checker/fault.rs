@@ -19,7 +19,7 @@ use super::CheckerOutcome;
 /// reason) when the checker accepts the expected output (`on_expected`: what the checker made
 /// of the test's expected output in the program's place, asked only when the output made it
 /// fail), and the checker's own ([`CheckerOutcome::Error`]) otherwise.
-pub fn attribute_checker_failure(
+pub(crate) fn attribute_checker_failure(
     on_output: CheckerOutcome,
     on_expected: impl FnOnce() -> CheckerOutcome,
 ) -> CheckerOutcome {

@@ -64,7 +64,7 @@ fn reaches_output(result: &ExecutionResult) -> bool {
 }
 
 /// Whether the executor must run `program`'s sandboxed checker on this result before
-/// [`judge_test`] (and put its outcome in [`ExecutionResult::checker`]): the ground truth names
+/// [`crate::judge_test`] (and put its outcome in [`ExecutionResult::checker`]): the ground truth names
 /// one, and the program ran to a normal end.
 pub fn checker_needed(program: &TestProgram, result: &ExecutionResult) -> bool {
     program.checker.as_ref().is_some_and(Checker::is_sandboxed)
