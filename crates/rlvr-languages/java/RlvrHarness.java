@@ -98,20 +98,12 @@ public final class RlvrHarness {
         private final Locale displayLocale = Locale.getDefault(Locale.Category.DISPLAY);
         private final Locale formatLocale = Locale.getDefault(Locale.Category.FORMAT);
         private final List<Reset> resets = new ArrayList<>();
-        private final Object unsafe;
-        private Method staticFieldBase;
-        private Method staticFieldOffset;
-        private Method objectFieldOffset;
-        private Method getLong;
-        private Method putLong;
-        private Method getInt;
-        private Method putInt;
-        private Method getObject;
-        private Method putObject;
+        /** Direct calls, not reflection: no accessor to generate, nothing slow per test. */
+        private final sun.misc.Unsafe unsafe;
         private Map<?, ?> shutdownHooks;
         /** The address of HotSpot's random seed (`os::_rand_seed`), or 0 when not found. */
         private long randomSeedAddress;
-        private Object randomSeedAsReady;
+        private int randomSeedAsReady;
         private final Properties properties;
         private final Properties propertiesAsReady;
         /** Whether `user.timezone` was unset when ready (the JDK sets it at a time zone's first use). */
@@ -119,36 +111,24 @@ public final class RlvrHarness {
 
         Fresh() {
             unsafe = unsafe();
-            try {
-                Class<?> type = unsafe.getClass();
-                staticFieldBase = type.getMethod("staticFieldBase", Field.class);
-                staticFieldOffset = type.getMethod("staticFieldOffset", Field.class);
-                objectFieldOffset = type.getMethod("objectFieldOffset", Field.class);
-                getLong = type.getMethod("getLongVolatile", Object.class, long.class);
-                putLong = type.getMethod("putLongVolatile", Object.class, long.class, long.class);
-                getInt = type.getMethod("getIntVolatile", Object.class, long.class);
-                putInt = type.getMethod("putIntVolatile", Object.class, long.class, int.class);
-                getObject = type.getMethod("getObjectVolatile", Object.class, long.class);
-                putObject = type.getMethod("putObjectVolatile", Object.class, long.class, Object.class);
-            } catch (ReflectiveOperationException | RuntimeException missing) {
-                // No sun.misc.Unsafe: nothing below is put back.
-            }
-            // Counters and generators of the JDK a test advances and a later one could read.
-            resetStatic("java.lang.Thread", "threadSeqNumber");
-            resetStatic("java.lang.Thread", "threadInitNumber");
-            resetStatic("java.util.Random", "seedUniquifier");
-            resetStatic("java.util.concurrent.ThreadLocalRandom", "seeder");
-            resetStatic("java.util.concurrent.ThreadLocalRandom", "probeGenerator");
-            resetStatic("java.util.Collections", "r");
-            // The default time zone, unset until first used (reading it here would load the
-            // time zone data for every JVM): a test that sets or first uses it leaves it unset.
-            resetStatic("java.util.TimeZone", "defaultTimeZone");
-            resetRandom("java.lang.Math$RandomNumberGeneratorHolder", "randomNumberGenerator");
-            resetRandom("java.lang.StrictMath$RandomNumberGeneratorHolder", "randomNumberGenerator");
-            findRandomSeed();
-            Object hooks = staticValue("java.lang.ApplicationShutdownHooks", "hooks");
-            if (hooks instanceof Map) {
-                shutdownHooks = (Map<?, ?>) hooks;
+            if (unsafe != null) {
+                // Counters and generators of the JDK a test advances and a later one could read.
+                resetStatic("java.lang.Thread", "threadSeqNumber");
+                resetStatic("java.lang.Thread", "threadInitNumber");
+                resetStatic("java.util.Random", "seedUniquifier");
+                resetStatic("java.util.concurrent.ThreadLocalRandom", "seeder");
+                resetStatic("java.util.concurrent.ThreadLocalRandom", "probeGenerator");
+                resetStatic("java.util.Collections", "r");
+                // The default time zone, unset until first used (reading it here would load the
+                // time zone data for every JVM): a test that sets or first uses it leaves it unset.
+                resetStatic("java.util.TimeZone", "defaultTimeZone");
+                resetRandom("java.lang.Math$RandomNumberGeneratorHolder", "randomNumberGenerator");
+                resetRandom("java.lang.StrictMath$RandomNumberGeneratorHolder", "randomNumberGenerator");
+                findRandomSeed();
+                Object hooks = staticValue("java.lang.ApplicationShutdownHooks", "hooks");
+                if (hooks instanceof Map) {
+                    shutdownHooks = (Map<?, ?>) hooks;
+                }
             }
             properties = System.getProperties();
             propertiesAsReady = (Properties) properties.clone();
@@ -171,7 +151,7 @@ public final class RlvrHarness {
          */
         void beforeStart() {
             if (randomSeedAddress != 0) {
-                invoke(putInt, null, randomSeedAddress, randomSeedAsReady);
+                unsafe.putIntVolatile(null, randomSeedAddress, randomSeedAsReady);
             }
         }
 
@@ -229,10 +209,10 @@ public final class RlvrHarness {
                     found = movedWord(data);
                 }
                 if (found != 0) {
-                    randomSeedAsReady = getInt.invoke(unsafe, null, found);
+                    randomSeedAsReady = unsafe.getIntVolatile(null, found);
                     randomSeedAddress = found;
                 }
-            } catch (ReflectiveOperationException | IOException | InterruptedException | RuntimeException missing) {
+            } catch (IOException | InterruptedException | RuntimeException missing) {
                 // Not this JVM's layout: identity hash seeds run on (docs/languages.md).
             }
         }
@@ -241,14 +221,13 @@ public final class RlvrHarness {
          * The one word of `ranges` that a thread's creation moves by steps of HotSpot's
          * generator, or 0 when not exactly one did.
          */
-        private long movedWord(List<long[]> ranges) throws ReflectiveOperationException, InterruptedException {
-            Method copy = unsafe.getClass().getMethod("copyMemory", Object.class, long.class, Object.class, long.class, long.class);
-            long base = (Integer) unsafe.getClass().getMethod("arrayBaseOffset", Class.class).invoke(unsafe, int[].class);
+        private long movedWord(List<long[]> ranges) throws InterruptedException {
+            long base = unsafe.arrayBaseOffset(int[].class);
             int[][] before = new int[ranges.size()][];
             for (int index = 0; index < ranges.size(); index++) {
                 long[] range = ranges.get(index);
                 before[index] = new int[(int) ((range[1] - range[0]) / 4)];
-                copy.invoke(unsafe, null, range[0], before[index], base, 4L * before[index].length);
+                unsafe.copyMemory(null, range[0], before[index], base, 4L * before[index].length);
             }
             Thread thread = new Thread();
             thread.start();
@@ -258,7 +237,7 @@ public final class RlvrHarness {
             for (int index = 0; index < ranges.size(); index++) {
                 long[] range = ranges.get(index);
                 int[] after = new int[before[index].length];
-                copy.invoke(unsafe, null, range[0], after, base, 4L * after.length);
+                unsafe.copyMemory(null, range[0], after, base, 4L * after.length);
                 int[] old = before[index];
                 for (int word = 0; word < after.length; word++) {
                     if (after[word] != old[word] && randomSteps(old[word], after[word])) {
@@ -299,12 +278,13 @@ public final class RlvrHarness {
             return (int) low;
         }
 
-        private static Object unsafe() {
+        /** The JDK's `sun.misc.Unsafe`, or null where it cannot be had (nothing is put back then). */
+        private static sun.misc.Unsafe unsafe() {
             try {
-                Field field = Class.forName("sun.misc.Unsafe").getDeclaredField("theUnsafe");
+                Field field = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
                 field.setAccessible(true);
-                return field.get(null);
-            } catch (ReflectiveOperationException | RuntimeException missing) {
+                return (sun.misc.Unsafe) field.get(null);
+            } catch (ReflectiveOperationException | RuntimeException | LinkageError missing) {
                 return null;
             }
         }
@@ -313,7 +293,7 @@ public final class RlvrHarness {
         private Object staticValue(String className, String fieldName) {
             try {
                 Field field = Class.forName(className, true, null).getDeclaredField(fieldName);
-                return getObject.invoke(unsafe, staticFieldBase.invoke(unsafe, field), staticFieldOffset.invoke(unsafe, field));
+                return unsafe.getObjectVolatile(unsafe.staticFieldBase(field), unsafe.staticFieldOffset(field));
             } catch (ReflectiveOperationException | RuntimeException missing) {
                 return null;
             }
@@ -326,20 +306,21 @@ public final class RlvrHarness {
         private void resetStatic(String className, String fieldName) {
             try {
                 Field field = Class.forName(className, true, null).getDeclaredField(fieldName);
-                Object base = staticFieldBase.invoke(unsafe, field);
-                Object offset = staticFieldOffset.invoke(unsafe, field);
+                Object base = unsafe.staticFieldBase(field);
+                long offset = unsafe.staticFieldOffset(field);
                 Class<?> type = field.getType();
                 if (type == long.class) {
-                    resets.add(new Reset(putLong, base, offset, getLong.invoke(unsafe, base, offset)));
+                    resets.add(new Reset(Reset.LONG, base, offset, unsafe.getLongVolatile(base, offset), null));
                 } else if (type == int.class) {
-                    resets.add(new Reset(putInt, base, offset, getInt.invoke(unsafe, base, offset)));
+                    resets.add(new Reset(Reset.INT, base, offset, unsafe.getIntVolatile(base, offset), null));
                 } else {
-                    Object value = getObject.invoke(unsafe, base, offset);
-                    if (value instanceof java.util.concurrent.atomic.AtomicLong
-                            || value instanceof java.util.concurrent.atomic.AtomicInteger) {
-                        resets.add(new Reset(value));
+                    Object value = unsafe.getObjectVolatile(base, offset);
+                    if (value instanceof java.util.concurrent.atomic.AtomicLong) {
+                        resets.add(new Reset(Reset.ATOMIC_LONG, value, 0, ((java.util.concurrent.atomic.AtomicLong) value).get(), null));
+                    } else if (value instanceof java.util.concurrent.atomic.AtomicInteger) {
+                        resets.add(new Reset(Reset.ATOMIC_INT, value, 0, ((java.util.concurrent.atomic.AtomicInteger) value).get(), null));
                     } else {
-                        resets.add(new Reset(putObject, base, offset, value));
+                        resets.add(new Reset(Reset.REFERENCE, base, offset, 0, value));
                     }
                 }
             } catch (ReflectiveOperationException | RuntimeException missing) {
@@ -355,59 +336,44 @@ public final class RlvrHarness {
             }
             try {
                 Field seedField = java.util.Random.class.getDeclaredField("seed");
-                Object seed = getObject.invoke(unsafe, generator, objectFieldOffset.invoke(unsafe, seedField));
+                Object seed = unsafe.getObjectVolatile(generator, unsafe.objectFieldOffset(seedField));
                 if (seed instanceof java.util.concurrent.atomic.AtomicLong) {
-                    resets.add(new Reset(seed));
+                    resets.add(new Reset(Reset.ATOMIC_LONG, seed, 0, ((java.util.concurrent.atomic.AtomicLong) seed).get(), null));
                 }
             } catch (ReflectiveOperationException | RuntimeException missing) {
                 // Not in this JDK: nothing to put back.
             }
         }
 
-        private void invoke(Method method, Object... values) {
-            try {
-                method.invoke(unsafe, values);
-            } catch (ReflectiveOperationException ignored) {
-                // Found and checked when the reset was made.
-            }
-        }
-
         /** One value put back before every test: a field through Unsafe, or an atomic's value. */
         private final class Reset {
-            private final Method put;
+            static final int LONG = 0;
+            static final int INT = 1;
+            static final int REFERENCE = 2;
+            static final int ATOMIC_LONG = 3;
+            static final int ATOMIC_INT = 4;
+            private final int kind;
+            /** The field's holder, or the atomic itself. */
             private final Object base;
-            private final Object offset;
-            private final Object saved;
-            private final Object atomic;
-            private final long atomicValue;
+            private final long offset;
+            private final long savedNumber;
+            private final Object savedReference;
 
-            Reset(Method put, Object base, Object offset, Object saved) {
-                this.put = put;
+            Reset(int kind, Object base, long offset, long savedNumber, Object savedReference) {
+                this.kind = kind;
                 this.base = base;
                 this.offset = offset;
-                this.saved = saved;
-                this.atomic = null;
-                this.atomicValue = 0;
-            }
-
-            Reset(Object atomic) {
-                this.put = null;
-                this.base = null;
-                this.offset = null;
-                this.saved = null;
-                this.atomic = atomic;
-                this.atomicValue = atomic instanceof java.util.concurrent.atomic.AtomicLong
-                        ? ((java.util.concurrent.atomic.AtomicLong) atomic).get()
-                        : ((java.util.concurrent.atomic.AtomicInteger) atomic).get();
+                this.savedNumber = savedNumber;
+                this.savedReference = savedReference;
             }
 
             void run() {
-                if (atomic instanceof java.util.concurrent.atomic.AtomicLong) {
-                    ((java.util.concurrent.atomic.AtomicLong) atomic).set(atomicValue);
-                } else if (atomic instanceof java.util.concurrent.atomic.AtomicInteger) {
-                    ((java.util.concurrent.atomic.AtomicInteger) atomic).set((int) atomicValue);
-                } else {
-                    invoke(put, base, offset, saved);
+                switch (kind) {
+                    case LONG -> unsafe.putLongVolatile(base, offset, savedNumber);
+                    case INT -> unsafe.putIntVolatile(base, offset, (int) savedNumber);
+                    case REFERENCE -> unsafe.putObjectVolatile(base, offset, savedReference);
+                    case ATOMIC_LONG -> ((java.util.concurrent.atomic.AtomicLong) base).set(savedNumber);
+                    default -> ((java.util.concurrent.atomic.AtomicInteger) base).set((int) savedNumber);
                 }
             }
         }

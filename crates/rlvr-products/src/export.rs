@@ -122,6 +122,9 @@ impl ExportReport {
     }
 }
 
+/// A row group on its way to an encoder: its sequence number, its rows, the source lines kept.
+type RowGroup = (u64, Vec<ExportRow>, Vec<KeptLine>);
+
 type Encoded = (
     u64,
     u64,
@@ -162,65 +165,37 @@ pub fn export_parquet(
         split: options.split.clone(),
         source_lines_budget: options.source_lines_budget,
     };
-    let mut writer = ShardWriter::new(&data_dir, options.layout, shard_options, &encoder);
+    let writer = ShardWriter::new(&data_dir, options.layout, shard_options, &encoder);
     let mut report = ExportReport {
         layout: options.layout.name(),
         ..ExportReport::default()
     };
     let encoders = options.encoders.max(1);
 
-    let (group_sender, group_receiver) =
-        mpsc::sync_channel::<(u64, Vec<ExportRow>, Vec<KeptLine>)>(encoders);
+    let (group_sender, group_receiver) = mpsc::sync_channel::<RowGroup>(encoders);
     let (chunk_sender, chunk_receiver) = mpsc::sync_channel::<Encoded>(encoders * 2);
     // Owned by the encoders only: once they all stopped (the writer failed), sending a row group
     // fails instead of blocking forever on a full channel nobody reads.
     let group_receiver = Arc::new(Mutex::new(group_receiver));
     let (summary, write_result) = std::thread::scope(|scope| {
         for _ in 0..encoders {
-            let (group_receiver, chunk_sender, encoder) =
-                (Arc::clone(&group_receiver), chunk_sender.clone(), &encoder);
-            let (layout, split) = (options.layout, options.split.as_str());
+            let (group_receiver, chunk_sender) =
+                (Arc::clone(&group_receiver), chunk_sender.clone());
+            let (encoder, layout, split) = (&encoder, options.layout, options.split.as_str());
             let data_source = options.data_source.as_deref();
             scope.spawn(move || {
-                loop {
-                    let next = match group_receiver.lock() {
-                        Ok(receiver) => receiver.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok((sequence, mut rows, kept)) = next else {
-                        return;
-                    };
-                    let count = rows.len() as u64;
-                    let encoded = encoder.encode_row_group(
-                        runs(&mut rows)
-                            .into_iter()
-                            .map(|run| layout.batch(run, split, data_source)),
-                    );
-                    drop(rows);
-                    if chunk_sender.send((sequence, count, kept, encoded)).is_err() {
-                        return;
-                    }
-                }
+                encode_row_groups(
+                    &group_receiver,
+                    &chunk_sender,
+                    encoder,
+                    layout,
+                    split,
+                    data_source,
+                );
             });
         }
         drop((chunk_sender, group_receiver));
-        let writer_thread = scope.spawn(move || -> Result<ShardWriter, ProductsError> {
-            type Pending = (
-                u64,
-                Vec<KeptLine>,
-                Result<Vec<ArrowColumnChunk>, ProductsError>,
-            );
-            let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
-            let mut next = 0;
-            for (sequence, rows, kept, encoded) in chunk_receiver {
-                pending.insert(sequence, (rows, kept, encoded));
-                while let Some((rows, kept, encoded)) = pending.remove(&next) {
-                    writer.append(encoded?, rows, kept)?;
-                    next += 1;
-                }
-            }
-            Ok(writer)
-        });
+        let writer_thread = scope.spawn(move || write_in_order(chunk_receiver, writer));
 
         let mut group = Vec::new();
         let (mut group_bytes, mut sequence) = (0usize, 0u64);
@@ -310,6 +285,60 @@ pub fn export_parquet(
     directories.keep();
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// An encoder thread: encodes the row groups it takes until none is left or the writer
+/// stopped taking chunks.
+fn encode_row_groups(
+    group_receiver: &Mutex<mpsc::Receiver<RowGroup>>,
+    chunk_sender: &mpsc::SyncSender<Encoded>,
+    encoder: &RowGroupEncoder,
+    layout: Layout,
+    split: &str,
+    data_source: Option<&str>,
+) {
+    loop {
+        let next = match group_receiver.lock() {
+            Ok(receiver) => receiver.recv(),
+            Err(_) => return,
+        };
+        let Ok((sequence, mut rows, kept)) = next else {
+            return;
+        };
+        let count = rows.len() as u64;
+        let encoded = encoder.encode_row_group(
+            runs(&mut rows)
+                .into_iter()
+                .map(|run| layout.batch(run, split, data_source)),
+        );
+        drop(rows);
+        if chunk_sender.send((sequence, count, kept, encoded)).is_err() {
+            return;
+        }
+    }
+}
+
+/// The writer thread: appends the encoded row groups to the shards in the order they were
+/// read, whatever order the encoders finish them in.
+fn write_in_order(
+    chunk_receiver: mpsc::Receiver<Encoded>,
+    mut writer: ShardWriter,
+) -> Result<ShardWriter, ProductsError> {
+    type Pending = (
+        u64,
+        Vec<KeptLine>,
+        Result<Vec<ArrowColumnChunk>, ProductsError>,
+    );
+    let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
+    let mut next = 0;
+    for (sequence, rows, kept, encoded) in chunk_receiver {
+        pending.insert(sequence, (rows, kept, encoded));
+        while let Some((rows, kept, encoded)) = pending.remove(&next) {
+            writer.append(encoded?, rows, kept)?;
+            next += 1;
+        }
+    }
+    Ok(writer)
 }
 
 /// Why the export's read ended before the end of the file.

@@ -199,6 +199,107 @@ fn create_namespaces(
     })
 }
 
+/// Root, user namespace or degraded; an error when a required protection is missing and
+/// degraded mode was not allowed.
+fn sandbox_mode(
+    protections: &[Protection],
+    unavailable: &[Unavailable],
+    allow_degraded: bool,
+    root: bool,
+) -> Result<SandboxMode, SandboxError> {
+    let required_missing = Protection::missing_required(protections);
+    if !required_missing.is_empty() && !allow_degraded {
+        let reason = unavailable
+            .iter()
+            .find(|entry| required_missing.contains(&entry.protection))
+            .map(|entry| entry.reason.clone())
+            .unwrap_or_default();
+        return Err(SandboxError::MissingProtections {
+            missing: required_missing,
+            reason,
+        });
+    }
+    Ok(if !required_missing.is_empty() {
+        SandboxMode::Degraded
+    } else if root {
+        SandboxMode::Root
+    } else {
+        SandboxMode::UserNamespace
+    })
+}
+
+/// The namespaces' descriptors moved out of the way of a child's targets.
+fn moved_high(mut created: SandboxNamespaces) -> Result<SandboxNamespaces, SandboxError> {
+    created.user = high(created.user)?;
+    created.network = high(created.network)?;
+    Ok(created)
+}
+
+/// The Landlock ruleset that scopes signals and abstract sockets to the sandbox (ABI 6), or
+/// why there is none.
+fn landlock_ruleset() -> Result<OwnedFd, String> {
+    match sys::landlock_abi_version() {
+        version if version >= 6 => sys::landlock_scoped_ruleset()
+            .and_then(|fd| {
+                rustix::io::fcntl_dupfd_cloexec(&fd, HIGH_DESCRIPTOR).map_err(Into::into)
+            })
+            .map_err(|error| format!("landlock ruleset: {error}")),
+        version => Err(format!("landlock ABI {version} < 6")),
+    }
+}
+
+/// The cgroup protections this layout does not give, each with why.
+fn cgroup_unavailable(cgroups: &Cgroups, given: &[Protection]) -> Vec<(Protection, String)> {
+    [
+        Protection::CgroupMemory,
+        Protection::CgroupPids,
+        Protection::CgroupCpuAccounting,
+        Protection::CgroupKill,
+    ]
+    .into_iter()
+    .filter(|protection| !given.contains(protection))
+    .map(|protection| {
+        let reason = match cgroups.layout() {
+            CgroupLayout::Unavailable { reason } => reason.clone(),
+            CgroupLayout::V1 { .. } if protection == Protection::CgroupKill => {
+                "cgroup v1 has no cgroup.kill (the PID namespace still kills the tree)".to_owned()
+            }
+            _ => "not provided by this cgroup layout".to_owned(),
+        };
+        (protection, reason)
+    })
+    .collect()
+}
+
+/// The whole environment of every sandboxed program (nothing of the verifier's).
+fn program_environment(
+    interpreter: &Interpreter,
+    private_root: bool,
+) -> Result<Vec<CString>, SandboxError> {
+    let mut environment = vec![
+        "PATH=/usr/local/bin:/usr/bin:/bin".to_owned(),
+        "LANG=C.UTF-8".to_owned(),
+        "LC_ALL=C.UTF-8".to_owned(),
+        format!("HOME={WORK_DIRECTORY}"),
+        format!("TMPDIR={WORK_DIRECTORY}"),
+        "PYTHONDONTWRITEBYTECODE=1".to_owned(),
+        "PYTHONIOENCODING=utf-8".to_owned(),
+        "OPENBLAS_NUM_THREADS=1".to_owned(),
+        "OMP_NUM_THREADS=1".to_owned(),
+        "MKL_NUM_THREADS=1".to_owned(),
+    ];
+    if interpreter.needs_prefix_mount() {
+        // The interpreter's RUNPATH points at its host prefix; inside it lives elsewhere.
+        let prefix = if private_root {
+            &interpreter.sandbox_prefix
+        } else {
+            &interpreter.host_prefix
+        };
+        environment.push(format!("LD_LIBRARY_PATH={}", prefix.join("lib").display()));
+    }
+    environment.into_iter().map(c_string).collect()
+}
+
 impl Sandbox {
     /// Probes the machine and prepares everything runs share. Fails when a required protection
     /// is missing, unless `config.allow_degraded`.
@@ -287,27 +388,13 @@ impl Sandbox {
         } else {
             None
         };
-        let landlock_ruleset = match sys::landlock_abi_version() {
-            version if version >= 6 => match sys::landlock_scoped_ruleset().and_then(|fd| {
-                rustix::io::fcntl_dupfd_cloexec(&fd, HIGH_DESCRIPTOR).map_err(Into::into)
-            }) {
-                Ok(fd) => {
-                    protections.push(Protection::LandlockScope);
-                    Some(fd)
-                }
-                Err(error) => {
-                    missing(
-                        &[Protection::LandlockScope],
-                        &format!("landlock ruleset: {error}"),
-                    );
-                    None
-                }
-            },
-            version => {
-                missing(
-                    &[Protection::LandlockScope],
-                    &format!("landlock ABI {version} < 6"),
-                );
+        let landlock_ruleset = match landlock_ruleset() {
+            Ok(fd) => {
+                protections.push(Protection::LandlockScope);
+                Some(fd)
+            }
+            Err(reason) => {
+                missing(&[Protection::LandlockScope], &reason);
                 None
             }
         };
@@ -315,23 +402,8 @@ impl Sandbox {
         // Limits: a cgroup where one is ours to manage, else rlimits.
         let cgroups = Arc::new(Cgroups::probe());
         let cgroup_protections = cgroups.protections();
-        for protection in [
-            Protection::CgroupMemory,
-            Protection::CgroupPids,
-            Protection::CgroupCpuAccounting,
-            Protection::CgroupKill,
-        ] {
-            if !cgroup_protections.contains(&protection) {
-                let reason = match cgroups.layout() {
-                    CgroupLayout::Unavailable { reason } => reason.clone(),
-                    CgroupLayout::V1 { .. } if protection == Protection::CgroupKill => {
-                        "cgroup v1 has no cgroup.kill (the PID namespace still kills the tree)"
-                            .to_owned()
-                    }
-                    _ => "not provided by this cgroup layout".to_owned(),
-                };
-                missing(&[protection], &reason);
-            }
+        for (protection, reason) in cgroup_unavailable(&cgroups, &cgroup_protections) {
+            missing(&[protection], &reason);
         }
         let limits_by_rlimit = !cgroup_protections.contains(&Protection::CgroupMemory);
         if limits_by_rlimit {
@@ -345,50 +417,8 @@ impl Sandbox {
         protections.extend(cgroup_protections);
         protections.sort();
         protections.dedup();
-        let required_missing = Protection::missing_required(&protections);
-        if !required_missing.is_empty() && !config.allow_degraded {
-            let reason = unavailable
-                .iter()
-                .find(|entry| required_missing.contains(&entry.protection))
-                .map(|entry| entry.reason.clone())
-                .unwrap_or_default();
-            return Err(SandboxError::MissingProtections {
-                missing: required_missing,
-                reason,
-            });
-        }
-        let mode = if !required_missing.is_empty() {
-            SandboxMode::Degraded
-        } else if root {
-            SandboxMode::Root
-        } else {
-            SandboxMode::UserNamespace
-        };
-        let mut environment = vec![
-            "PATH=/usr/local/bin:/usr/bin:/bin".to_owned(),
-            "LANG=C.UTF-8".to_owned(),
-            "LC_ALL=C.UTF-8".to_owned(),
-            format!("HOME={WORK_DIRECTORY}"),
-            format!("TMPDIR={WORK_DIRECTORY}"),
-            "PYTHONDONTWRITEBYTECODE=1".to_owned(),
-            "PYTHONIOENCODING=utf-8".to_owned(),
-            "OPENBLAS_NUM_THREADS=1".to_owned(),
-            "OMP_NUM_THREADS=1".to_owned(),
-            "MKL_NUM_THREADS=1".to_owned(),
-        ];
-        if interpreter.needs_prefix_mount() {
-            // The interpreter's RUNPATH points at its host prefix; inside it lives elsewhere.
-            let prefix = if filesystem.is_some() {
-                &interpreter.sandbox_prefix
-            } else {
-                &interpreter.host_prefix
-            };
-            environment.push(format!("LD_LIBRARY_PATH={}", prefix.join("lib").display()));
-        }
-        let environment = environment
-            .into_iter()
-            .map(c_string)
-            .collect::<Result<Vec<_>, _>>()?;
+        let mode = sandbox_mode(&protections, &unavailable, config.allow_degraded, root)?;
+        let environment = program_environment(&interpreter, filesystem.is_some())?;
         let null_output = OwnedFd::from(
             fs_err::OpenOptions::new()
                 .write(true)
@@ -396,14 +426,7 @@ impl Sandbox {
                 .map_err(SandboxError::system("open /dev/null"))?
                 .into_file(),
         );
-        let namespaces = match namespaces {
-            Some(mut created) => {
-                created.user = high(created.user)?;
-                created.network = high(created.network)?;
-                Some(created)
-            }
-            None => None,
-        };
+        let namespaces = namespaces.map(moved_high).transpose()?;
         let inner = Inner {
             program_seccomp: crate::seccomp::build(Role::Program)?,
             supervisor_seccomp: crate::seccomp::build(Role::Supervisor)?,

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use rustix::event::PollFlags;
 use rustix::pipe::PipeFlags;
 
+use crate::cgroup::Lease;
 use crate::error::SandboxError;
 use crate::isolation::{
     ChildPlan, IdMaps, Identity, LAST_PID_DESCRIPTOR, PlannedFile, Step, UserNamespaceEntry,
@@ -172,6 +173,229 @@ fn read_report(error_read: &OwnedFd) -> StartReport {
     StartReport::Failed(Step::from_code(code).unwrap_or(Step::Execute), errno)
 }
 
+/// The files the work directory starts with: the request's, and a Python program's source as
+/// `main.py`; every name a plain file name.
+fn work_files(mut files: Vec<WorkFile>, program: &Program) -> Result<Vec<WorkFile>, SandboxError> {
+    if let Program::Python { source } = program {
+        files.push(WorkFile {
+            name: "main.py".to_owned(),
+            contents: source.clone().into_bytes(),
+        });
+    }
+    for file in &files {
+        if file.name.is_empty() || file.name.contains('/') || file.name == "." || file.name == ".."
+        {
+            return Err(SandboxError::InvalidRequest {
+                reason: format!("bad work file name {:?}", file.name),
+            });
+        }
+    }
+    Ok(files)
+}
+
+/// The child's standard streams and the parent's ends of those that are piped.
+struct ChildStreams {
+    /// Descriptors 0, 1 and 2 of the child, in that order.
+    child: [OwnedFd; 3],
+    stdin_parent: Option<File>,
+    stdout_parent: Option<File>,
+    stderr_parent: Option<File>,
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd), SandboxError> {
+    rustix::pipe::pipe_with(PipeFlags::CLOEXEC)
+        .map_err(|errno| SandboxError::system("pipe")(errno.into()))
+}
+
+fn child_streams(
+    inner: &Inner,
+    stdin: StdioSpec,
+    stdout: StdioSpec,
+    stderr: StdioSpec,
+) -> Result<ChildStreams, SandboxError> {
+    let (stdin_child, stdin_parent) = match stdin {
+        StdioSpec::Piped => {
+            let (read, write) = pipe()?;
+            (read, Some(File::from(write)))
+        }
+        StdioSpec::Null => (sealed_memory_file("stdin", b"")?, None),
+        StdioSpec::Descriptor(fd) => (fd, None),
+    };
+    let output = |spec: StdioSpec| -> Result<(OwnedFd, Option<File>), SandboxError> {
+        Ok(match spec {
+            StdioSpec::Piped => {
+                let (read, write) = pipe()?;
+                (write, Some(File::from(read)))
+            }
+            StdioSpec::Null => (
+                inner
+                    .null_output
+                    .try_clone()
+                    .map_err(SandboxError::system("descriptor duplication"))?,
+                None,
+            ),
+            StdioSpec::Descriptor(fd) => (fd, None),
+        })
+    };
+    let (stdout_child, stdout_parent) = output(stdout)?;
+    let (stderr_child, stderr_parent) = output(stderr)?;
+    Ok(ChildStreams {
+        child: [stdin_child, stdout_child, stderr_child],
+        stdin_parent,
+        stdout_parent,
+        stderr_parent,
+    })
+}
+
+/// The work files as the child gets them: sealed memory files it copies into its private
+/// work directory, or, without one (degraded mode), a host directory written here.
+struct WorkFilePlan {
+    /// Kept open until the child started.
+    memory_files: Vec<OwnedFd>,
+    planned: Vec<PlannedFile>,
+    host_directory: Option<tempfile::TempDir>,
+}
+
+fn plan_work_files(inner: &Inner, files: &[WorkFile]) -> Result<WorkFilePlan, SandboxError> {
+    let mut memory_files = Vec::new();
+    let mut planned_files = Vec::new();
+    if inner.filesystem.is_some() {
+        for file in files {
+            let fd = high(sealed_memory_file(&file.name, &file.contents)?)?;
+            planned_files.push(PlannedFile {
+                path: c_string(format!("{WORK_DIRECTORY}/{}", file.name))?,
+                source: fd.as_raw_fd(),
+                length: file.contents.len() as u64,
+            });
+            memory_files.push(fd);
+        }
+        return Ok(WorkFilePlan {
+            memory_files,
+            planned: planned_files,
+            host_directory: None,
+        });
+    }
+    let directory = tempfile::Builder::new()
+        .prefix("rlvr-sandbox-work-")
+        .tempdir()
+        .map_err(SandboxError::system("create work directory"))?;
+    for file in files {
+        let path = directory.path().join(&file.name);
+        fs_err::write(&path, &file.contents)
+            .map_err(SandboxError::path("write work file", &path))?;
+    }
+    Ok(WorkFilePlan {
+        memory_files,
+        planned: planned_files,
+        host_directory: Some(directory),
+    })
+}
+
+/// What went wrong starting the sandboxed process (`pid`, 0 when never cloned), if anything.
+fn start_failure(report: StartReport, pid: libc::pid_t) -> Option<SandboxError> {
+    match report {
+        StartReport::Executed if pid > 0 => None,
+        StartReport::Executed => Some(SandboxError::ChildStep {
+            step: Step::CloneSandbox,
+            errno: libc::ECHILD,
+        }),
+        StartReport::Failed(step, errno) => Some(SandboxError::ChildStep { step, errno }),
+        StartReport::TimedOut => Some(SandboxError::System {
+            action: "start the sandboxed process",
+            error: std::io::Error::from(std::io::ErrorKind::TimedOut),
+        }),
+    }
+}
+
+/// `execve`'s array form of `values`: their pointers, then a null one.
+fn null_terminated(values: &[CString]) -> Vec<*const libc::c_char> {
+    values
+        .iter()
+        .map(|value| value.as_ptr())
+        .chain([std::ptr::null()])
+        .collect()
+}
+
+/// The namespaces the sandboxed process is cloned into (the network namespace is entered).
+fn sandbox_clone_flags(inner: &Inner) -> u64 {
+    let mut flags = (libc::CLONE_VM | libc::CLONE_PARENT) as u64;
+    if inner.filesystem.is_some() {
+        flags |= (libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS)
+            as u64;
+    }
+    if inner.namespaces.is_some() {
+        flags |= libc::CLONE_NEWUSER as u64;
+    }
+    flags
+}
+
+/// The empty network namespace the sandbox enters: its user namespace's, or the host's
+/// (degraded root).
+fn network_namespace(inner: &Inner) -> Option<RawFd> {
+    match &inner.namespaces {
+        Some(namespaces) => Some(namespaces.network.as_raw_fd()),
+        None => inner
+            .host_network_namespace
+            .as_ref()
+            .map(AsRawFd::as_raw_fd),
+    }
+}
+
+/// The descriptors the child keeps open until exec (everything else is closed): its targets,
+/// the error pipe, the Landlock ruleset, the verifier's pidfd (close-on-exec), and a
+/// supervisor's `ns_last_pid` (returned with the path it is opened from).
+fn kept_descriptors(
+    inner: &Inner,
+    role: &Role,
+    targets: usize,
+    error_pipe: RawFd,
+) -> Result<(Vec<u32>, Option<CString>), SandboxError> {
+    let mut keep: Vec<u32> = (0..targets as u32).collect();
+    keep.push(error_pipe as u32);
+    // A supervisor with a /proc of its own gets its PID namespace's `ns_last_pid`.
+    let last_pid = match (role, &inner.filesystem) {
+        (Role::Supervisor, Some(filesystem)) => {
+            keep.push(LAST_PID_DESCRIPTOR as u32);
+            let mut path = filesystem.proc_target.as_bytes().to_vec();
+            path.extend_from_slice(b"/sys/kernel/ns_last_pid");
+            Some(c_string(path)?)
+        }
+        _ => None,
+    };
+    if let Some(ruleset) = &inner.landlock_ruleset {
+        keep.push(ruleset.as_raw_fd() as u32);
+    }
+    if let Some(verifier) = &inner.verifier {
+        keep.push(verifier.as_raw_fd() as u32); // close-on-exec: the program never has it
+    }
+    Ok((keep, last_pid))
+}
+
+/// Clones the first step of the child (`CLONE_VFORK`: returns once it exited), born in the
+/// lease's cgroup where the kernel can; kernels before 5.7 lack clone3 or CLONE_INTO_CGROUP,
+/// and then the child joins the cgroup after birth.
+fn clone_first_step(
+    plan: &mut ChildPlan<'_>,
+    lease: &Lease,
+    born_inside: bool,
+) -> std::io::Result<(libc::pid_t, OwnedFd)> {
+    let argument = |plan: &ChildPlan<'_>| {
+        (plan as *const ChildPlan<'_>)
+            .cast_mut()
+            .cast::<libc::c_void>()
+    };
+    match lease.birth_cgroup().filter(|_| born_inside) {
+        Some(cgroup) => match sys::clone3_vfork(0, cgroup, sys::first_step_entry, argument(plan)) {
+            Err(error) if matches!(error.raw_os_error(), Some(libc::ENOSYS | libc::E2BIG)) => {
+                plan.cgroup_procs = lease.join_descriptors(false);
+                sys::clone_vfork(0, sys::first_step_entry, argument(plan))
+            }
+            other => other,
+        },
+        None => sys::clone_vfork(0, sys::first_step_entry, argument(plan)),
+    }
+}
+
 impl Sandbox {
     /// Starts a sandboxed process and returns once it has exec'd; the caller talks to it
     /// through its pipes and must wait for or kill it (dropping the handle kills the whole tree).
@@ -191,64 +415,20 @@ impl Sandbox {
             Role::Program
         };
         let (program, argv) = self.command_line(&request.program)?;
-        let mut files = request.files;
-        if let Program::Python { source } = &request.program {
-            files.push(WorkFile {
-                name: "main.py".to_owned(),
-                contents: source.clone().into_bytes(),
-            });
-        }
-        for file in &files {
-            if file.name.is_empty()
-                || file.name.contains('/')
-                || file.name == "."
-                || file.name == ".."
-            {
-                return Err(SandboxError::InvalidRequest {
-                    reason: format!("bad work file name {:?}", file.name),
-                });
-            }
-        }
+        let files = work_files(request.files, &request.program)?;
         let lease = inner
             .cgroups
             .lease(request.limits.memory_bytes, request.limits.pids)?;
 
         // Descriptors: what the child gets (moved >= 64) and what we keep.
+        let streams = child_streams(inner, request.stdin, request.stdout, request.stderr)?;
+        let (stdin_parent, stdout_parent, stderr_parent) = (
+            streams.stdin_parent,
+            streams.stdout_parent,
+            streams.stderr_parent,
+        );
         let mut child_side: Vec<OwnedFd> = Vec::new();
-        let pipe = || {
-            rustix::pipe::pipe_with(PipeFlags::CLOEXEC)
-                .map_err(|errno| SandboxError::system("pipe")(errno.into()))
-        };
-        let (stdin_child, stdin_parent) = match request.stdin {
-            StdioSpec::Piped => {
-                let (read, write) = pipe()?;
-                (read, Some(File::from(write)))
-            }
-            StdioSpec::Null => (sealed_memory_file("stdin", b"")?, None),
-            StdioSpec::Descriptor(fd) => (fd, None),
-        };
-        let output = |spec: StdioSpec| -> Result<(OwnedFd, Option<File>), SandboxError> {
-            Ok(match spec {
-                StdioSpec::Piped => {
-                    let (read, write) = pipe()?;
-                    (write, Some(File::from(read)))
-                }
-                StdioSpec::Null => (
-                    inner
-                        .null_output
-                        .try_clone()
-                        .map_err(SandboxError::system("descriptor duplication"))?,
-                    None,
-                ),
-                StdioSpec::Descriptor(fd) => (fd, None),
-            })
-        };
-        let (stdout_child, stdout_parent) = output(request.stdout)?;
-        let (stderr_child, stderr_parent) = output(request.stderr)?;
-        for fd in [stdin_child, stdout_child, stderr_child]
-            .into_iter()
-            .chain(request.extra_descriptors)
-        {
+        for fd in streams.child.into_iter().chain(request.extra_descriptors) {
             child_side.push(high(fd)?);
         }
         let descriptors: Vec<(RawFd, RawFd)> = child_side
@@ -262,80 +442,24 @@ impl Sandbox {
         let (release_read, release_write) = pipe()?;
         let (release_read, release_write) = (high(release_read)?, high(release_write)?);
 
-        // Work files: copied from sealed memfds by the child, or written here when there is
-        // no private work directory (degraded mode).
-        let mut memory_files = Vec::new();
-        let mut planned_files = Vec::new();
-        let host_work_directory = if inner.filesystem.is_some() {
-            for file in &files {
-                let fd = high(sealed_memory_file(&file.name, &file.contents)?)?;
-                planned_files.push(PlannedFile {
-                    path: c_string(format!("{WORK_DIRECTORY}/{}", file.name))?,
-                    source: fd.as_raw_fd(),
-                    length: file.contents.len() as u64,
-                });
-                memory_files.push(fd);
-            }
-            None
-        } else {
-            let directory = tempfile::Builder::new()
-                .prefix("rlvr-sandbox-work-")
-                .tempdir()
-                .map_err(SandboxError::system("create work directory"))?;
-            for file in &files {
-                let path = directory.path().join(&file.name);
-                fs_err::write(&path, &file.contents)
-                    .map_err(SandboxError::path("write work file", &path))?;
-            }
-            Some(directory)
-        };
+        let WorkFilePlan {
+            memory_files,
+            planned: planned_files,
+            host_directory: host_work_directory,
+        } = plan_work_files(inner, &files)?;
         let work_directory = match &host_work_directory {
             Some(directory) => c_path(directory.path())?,
             None => c_string(WORK_DIRECTORY)?,
         };
 
-        // Everything but the targets, the error pipe and the Landlock ruleset gets closed.
-        let mut keep: Vec<u32> = (0..descriptors.len() as u32).collect();
-        keep.push(error_write.as_raw_fd() as u32);
-        // A supervisor with a /proc of its own gets its PID namespace's `ns_last_pid`.
-        let last_pid = match (&role, &inner.filesystem) {
-            (Role::Supervisor, Some(filesystem)) => {
-                keep.push(LAST_PID_DESCRIPTOR as u32);
-                let mut path = filesystem.proc_target.as_bytes().to_vec();
-                path.extend_from_slice(b"/sys/kernel/ns_last_pid");
-                Some(c_string(path)?)
-            }
-            _ => None,
-        };
-        if let Some(ruleset) = &inner.landlock_ruleset {
-            keep.push(ruleset.as_raw_fd() as u32);
-        }
-        if let Some(verifier) = &inner.verifier {
-            keep.push(verifier.as_raw_fd() as u32); // close-on-exec: the program never has it
-        }
+        let (keep, last_pid) =
+            kept_descriptors(inner, &role, descriptors.len(), error_write.as_raw_fd())?;
 
         let limits = request.limits;
         let born_inside = lease.birth_cgroup().is_some() && sys::CAN_CLONE_INTO_CGROUP;
-        let environment_pointers: Vec<*const libc::c_char> = inner
-            .environment
-            .iter()
-            .map(|value| value.as_ptr())
-            .chain([std::ptr::null()])
-            .collect();
-        let argument_pointers: Vec<*const libc::c_char> = argv
-            .iter()
-            .map(|value| value.as_ptr())
-            .chain([std::ptr::null()])
-            .collect();
-        let mut sandbox_flags = (libc::CLONE_VM | libc::CLONE_PARENT) as u64;
-        if inner.filesystem.is_some() {
-            sandbox_flags |=
-                (libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS)
-                    as u64;
-        }
-        if inner.namespaces.is_some() {
-            sandbox_flags |= libc::CLONE_NEWUSER as u64;
-        }
+        let environment_pointers = null_terminated(&inner.environment);
+        let argument_pointers = null_terminated(&argv);
+        let sandbox_flags = sandbox_clone_flags(inner);
         let sandbox_stack =
             ChildStack::map().map_err(SandboxError::system("map the sandbox stack"))?;
         let (work_uid, work_gid) = work_owner(inner);
@@ -349,13 +473,7 @@ impl Sandbox {
                     namespace: namespaces.user.as_raw_fd(),
                     groups_allowed: namespaces.groups_allowed,
                 }),
-            network_namespace: match &inner.namespaces {
-                Some(namespaces) => Some(namespaces.network.as_raw_fd()),
-                None => inner
-                    .host_network_namespace
-                    .as_ref()
-                    .map(AsRawFd::as_raw_fd),
-            },
+            network_namespace: network_namespace(inner),
             sandbox_flags,
             sandbox_stack: sandbox_stack.bounds(),
             sandbox_entry: sys::sandbox_entry,
@@ -389,27 +507,7 @@ impl Sandbox {
             envp: environment_pointers,
         };
         let started = Instant::now();
-        let argument = (&plan as *const ChildPlan<'_>)
-            .cast_mut()
-            .cast::<libc::c_void>();
-        let first_step = match lease.birth_cgroup().filter(|_| born_inside) {
-            Some(cgroup) => {
-                match sys::clone3_vfork(0, cgroup, sys::first_step_entry, argument) {
-                    // Kernels before 5.7 lack clone3 or CLONE_INTO_CGROUP: join after birth.
-                    Err(error)
-                        if matches!(error.raw_os_error(), Some(libc::ENOSYS | libc::E2BIG)) =>
-                    {
-                        plan.cgroup_procs = lease.join_descriptors(false);
-                        let argument = (&plan as *const ChildPlan<'_>)
-                            .cast_mut()
-                            .cast::<libc::c_void>();
-                        sys::clone_vfork(0, sys::first_step_entry, argument)
-                    }
-                    other => other,
-                }
-            }
-            None => sys::clone_vfork(0, sys::first_step_entry, argument),
-        };
+        let first_step = clone_first_step(&mut plan, &lease, born_inside);
         let (first_pid, first_pidfd) = first_step.map_err(SandboxError::system("clone"))?;
         // The first step has exited (CLONE_VFORK); reap it. The sandboxed process it cloned is
         // our child and may still be setting up, on its own stack, reading `plan`.
@@ -427,18 +525,7 @@ impl Sandbox {
                 let _ = sys::wait_child(pid, true);
             }
         };
-        let failure = match report {
-            StartReport::Executed if pid > 0 => None,
-            StartReport::Executed => Some(SandboxError::ChildStep {
-                step: Step::CloneSandbox,
-                errno: libc::ECHILD,
-            }),
-            StartReport::Failed(step, errno) => Some(SandboxError::ChildStep { step, errno }),
-            StartReport::TimedOut => Some(SandboxError::System {
-                action: "start the sandboxed process",
-                error: std::io::Error::from(std::io::ErrorKind::TimedOut),
-            }),
-        };
+        let failure = start_failure(report, pid);
         if let Some(error) = failure {
             reap_failed(pid);
             drop((plan, sandbox_stack));

@@ -1,61 +1,45 @@
 //! Admission control: jobs admitted and not yet finished, over all requests, never exceed
-//! `--max-queue`. A request is admitted whole or refused (429), so a batch never half-runs.
+//! `--max-queue`. A request is admitted whole or refused (429), so a batch never half-runs: a
+//! weighted `try_acquire_many` on tokio's semaphore, one permit per job, held until the request
+//! finishes, fails or is cancelled by a disconnect. (tower's `ConcurrencyLimit` and `LoadShed`
+//! count requests, not the jobs in them.)
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The shared count of admitted jobs.
 #[derive(Debug)]
 pub(crate) struct Admission {
     capacity: usize,
-    admitted: AtomicUsize,
+    permits: Arc<Semaphore>,
 }
 
-/// Jobs of one request held in the count until it is dropped (request finished, failed or
-/// cancelled by a disconnect).
-#[derive(Debug)]
-pub(crate) struct Reservation {
-    admission: Arc<Admission>,
-    jobs: usize,
-}
+/// Jobs of one request held in the count until it is dropped.
+pub(crate) type Reservation = OwnedSemaphorePermit;
 
 impl Admission {
-    pub(crate) fn new(capacity: usize) -> Arc<Self> {
-        Arc::new(Self {
-            capacity: capacity.max(1),
-            admitted: AtomicUsize::new(0),
-        })
+    pub(crate) fn new(capacity: usize) -> Self {
+        let capacity = capacity.clamp(1, Semaphore::MAX_PERMITS);
+        Self {
+            capacity,
+            permits: Arc::new(Semaphore::new(capacity)),
+        }
     }
 
     /// Admits `jobs` more, or `None` when that would exceed the capacity.
-    pub(crate) fn try_reserve(self: &Arc<Self>, jobs: usize) -> Option<Reservation> {
-        self.admitted
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |admitted| {
-                let total = admitted.checked_add(jobs)?;
-                (total <= self.capacity).then_some(total)
-            })
-            .ok()?;
-        Some(Reservation {
-            admission: Arc::clone(self),
-            jobs,
-        })
+    pub(crate) fn try_reserve(&self, jobs: usize) -> Option<Reservation> {
+        let jobs = u32::try_from(jobs).ok()?;
+        Arc::clone(&self.permits).try_acquire_many_owned(jobs).ok()
     }
 
     /// Jobs admitted and not yet finished.
     pub(crate) fn admitted(&self) -> usize {
-        self.admitted.load(Ordering::Acquire)
+        self.capacity - self.permits.available_permits()
     }
 
     pub(crate) fn capacity(&self) -> usize {
         self.capacity
-    }
-}
-
-impl Drop for Reservation {
-    fn drop(&mut self) {
-        self.admission
-            .admitted
-            .fetch_sub(self.jobs, Ordering::AcqRel);
     }
 }
 

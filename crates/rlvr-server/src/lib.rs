@@ -13,16 +13,14 @@ mod admission;
 mod auth;
 mod batch;
 mod config;
-mod connection_state;
+mod connection;
 mod connections;
 mod error;
 mod metrics;
 mod request_body;
 mod routes;
-mod serve_connection;
 mod server;
 mod state;
-mod tracked_stream;
 
 pub use config::{ServerConfig, UnauthenticatedExposure};
 pub use error::ServerError;

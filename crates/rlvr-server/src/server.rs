@@ -17,14 +17,13 @@ use tokio::sync::{Semaphore, watch};
 
 use crate::admission::Admission;
 use crate::config::ServerConfig;
-use crate::connection_state::Timeouts;
+use crate::connection::{Timeouts, serve_connection};
 use crate::connections::Connections;
 use axum::http::StatusCode;
 
 use crate::error::{ServerError, raw_error_response};
 use crate::metrics::Metrics;
 use crate::routes::router;
-use crate::serve_connection::serve_connection;
 use crate::state::{AppState, slot_count};
 
 /// The whole 503 a connection over the cap gets.

@@ -23,7 +23,7 @@ pub(crate) struct AppState {
     /// beyond it wait in their request, where a disconnect drops them.
     pub(crate) slots: Arc<Semaphore>,
     /// Jobs admitted over all requests (`--max-queue`).
-    pub(crate) admission: Arc<Admission>,
+    pub(crate) admission: Admission,
     /// Counters and histograms.
     pub(crate) metrics: Arc<Metrics>,
     /// The settings.

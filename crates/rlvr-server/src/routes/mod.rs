@@ -34,33 +34,41 @@ use serde::de::DeserializeOwned;
 use crate::admission::Reservation;
 use crate::batch::run_to_completion;
 use crate::error::ApiError;
+use crate::request_body::{self, BodyLimits};
 use crate::state::AppState;
 
-/// Every route, behind the guard middleware and the body limit.
+/// Every route, behind the guard middleware and the JSON check; the routes that take a body
+/// read it whole, within its size and time limits, before they run (`request_body.rs`).
 pub(crate) fn router(state: Arc<AppState>) -> Router {
-    let body_limit = state.config.max_body_bytes;
-    Router::new()
+    let limits = BodyLimits {
+        max_bytes: state.config.max_body_bytes,
+        timeout: state.config.body_timeout,
+        metrics: Arc::clone(&state.metrics),
+    };
+    let taking_bodies = Router::new()
         .route("/v1/verify", post(verify::verify))
         .route("/run_code", post(sandbox_fusion::run_code))
-        .route("/v1/ping", get(health::ping))
         .route("/test_program", post(open_instruct::test_program))
         .route(
             "/test_program_stdio",
             post(open_instruct::test_program_stdio),
         )
+        .route("/get_reward", post(openrlhf::get_reward));
+    Router::new()
+        .route("/v1/ping", get(health::ping))
         .route("/health", get(health::health))
-        .route("/get_reward", post(openrlhf::get_reward))
         .route("/metrics", get(health::metrics))
+        .merge(request_body::read_bodies(taking_bodies, &limits))
         .fallback(health::not_found)
         .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&state),
-            crate::request_body::read_body,
+            limits.clone(),
+            request_body::json_only,
         ))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
             crate::auth::guard,
         ))
-        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(DefaultBodyLimit::max(limits.max_bytes))
         .with_state(state)
 }
 

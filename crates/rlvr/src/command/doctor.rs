@@ -326,34 +326,7 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
         package_probe(&sandbox, "numpy"),
         package_probe(&sandbox, "pandas"),
     ];
-    let self_test: Vec<Probe> = cases()
-        .into_iter()
-        .map(|case| {
-            let mut request = RunRequest::python(case.source);
-            request.limits = case.limits;
-            match sandbox.run(&request) {
-                Ok(outcome) => Probe {
-                    name: case.name,
-                    passed: (case.expect)(&outcome),
-                    detail: format!(
-                        "verdict {}, wall {} ms{}",
-                        outcome.verdict.as_str(),
-                        outcome.wall.as_millis(),
-                        String::from_utf8_lossy(&outcome.stdout)
-                            .lines()
-                            .next()
-                            .map(|line| format!(", printed {line:?}"))
-                            .unwrap_or_default()
-                    ),
-                },
-                Err(error) => Probe {
-                    name: case.name,
-                    passed: false,
-                    detail: error.to_string(),
-                },
-            }
-        })
-        .collect();
+    let self_test = self_test(&sandbox);
     let self_test_passed = self_test.iter().all(|probe| probe.passed);
     let toolchains = toolchain_reports(&sandbox);
     // A toolchain that is installed but does not work in the sandbox is a problem; one that is
@@ -388,82 +361,7 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
             serde_json::to_writer_pretty(&mut stdout, &report)?;
             writeln!(stdout)?;
         } else {
-            let mode = match sandbox.mode() {
-                rlvr_sandbox::SandboxMode::Root => "root",
-                rlvr_sandbox::SandboxMode::UserNamespace => "user namespace (no root needed)",
-                rlvr_sandbox::SandboxMode::Degraded => {
-                    "degraded (some required protections are missing)"
-                }
-            };
-            writeln!(stdout, "mode: {mode}")?;
-            writeln!(stdout, "identity: {}", report.identity)?;
-            writeln!(stdout, "limits: {}", report.limits)?;
-            if report.restrictions.is_empty() {
-                writeln!(stdout, "user namespace restrictions: none")?;
-            }
-            for restriction in report.restrictions {
-                writeln!(
-                    stdout,
-                    "user namespace restriction: {} = {}: {}; remedy: {}",
-                    restriction.setting, restriction.value, restriction.reason, restriction.remedy
-                )?;
-            }
-            let interpreter = report.interpreter;
-            writeln!(
-                stdout,
-                "interpreter: {} ({})",
-                interpreter.host_executable.display(),
-                interpreter.version
-            )?;
-            writeln!(stdout, "  inside the sandbox: {}", report.sandbox_python)?;
-            writeln!(
-                stdout,
-                "cgroups: {}",
-                serde_json::to_string(report.cgroups)?
-            )?;
-            writeln!(stdout, "active protections:")?;
-            for protection in &report.protections {
-                writeln!(stdout, "  + {protection}")?;
-            }
-            for entry in report.unavailable {
-                writeln!(
-                    stdout,
-                    "  - {} unavailable: {}",
-                    entry.protection.as_str(),
-                    entry.reason
-                )?;
-            }
-            writeln!(stdout, "packages inside the sandbox:")?;
-            for probe in &report.packages {
-                let mark = if probe.passed { "ok  " } else { "FAIL" };
-                writeln!(stdout, "  {mark} import {}: {}", probe.name, probe.detail)?;
-            }
-            writeln!(stdout, "languages (issue 24):")?;
-            for toolchain in &report.toolchains {
-                let mark = match (toolchain.available, toolchain.works_in_sandbox) {
-                    (true, true) => "ok  ",
-                    (true, false) => "FAIL",
-                    (false, _) => "--  ",
-                };
-                let version = toolchain.version.as_deref().unwrap_or("unavailable");
-                writeln!(
-                    stdout,
-                    "  {mark} {}: {version} ({}): {}",
-                    toolchain.language, toolchain.package, toolchain.detail
-                )?;
-            }
-            writeln!(stdout, "self-test:")?;
-            for probe in &report.self_test {
-                let mark = if probe.passed { "pass" } else { "FAIL" };
-                writeln!(stdout, "  {mark} {}: {}", probe.name, probe.detail)?;
-            }
-            if !missing_required.is_empty() {
-                writeln!(
-                    stdout,
-                    "missing required protections: {} (rlvr run refuses without --allow-degraded)",
-                    missing_required.join(", ")
-                )?;
-            }
+            write_text(&report, sandbox.mode(), &mut stdout)?;
         }
         Ok(())
     })();
@@ -479,4 +377,119 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
     } else {
         Status::ProblemsFound
     })
+}
+
+/// The self-test: each hostile or limit-breaking case run in the sandbox, and what it gave.
+fn self_test(sandbox: &Sandbox) -> Vec<Probe> {
+    cases()
+        .into_iter()
+        .map(|case| {
+            let mut request = RunRequest::python(case.source);
+            request.limits = case.limits;
+            match sandbox.run(&request) {
+                Ok(outcome) => Probe {
+                    name: case.name,
+                    passed: (case.expect)(&outcome),
+                    detail: format!(
+                        "verdict {}, wall {} ms{}",
+                        outcome.verdict.as_str(),
+                        outcome.wall.as_millis(),
+                        String::from_utf8_lossy(&outcome.stdout)
+                            .lines()
+                            .next()
+                            .map(|line| format!(", printed {line:?}"))
+                            .unwrap_or_default()
+                    ),
+                },
+                Err(error) => Probe {
+                    name: case.name,
+                    passed: false,
+                    detail: error.to_string(),
+                },
+            }
+        })
+        .collect()
+}
+
+/// The report as text, for a person.
+fn write_text(
+    report: &Report<'_>,
+    mode: rlvr_sandbox::SandboxMode,
+    stdout: &mut impl Write,
+) -> std::io::Result<()> {
+    let mode = match mode {
+        rlvr_sandbox::SandboxMode::Root => "root",
+        rlvr_sandbox::SandboxMode::UserNamespace => "user namespace (no root needed)",
+        rlvr_sandbox::SandboxMode::Degraded => "degraded (some required protections are missing)",
+    };
+    writeln!(stdout, "mode: {mode}")?;
+    writeln!(stdout, "identity: {}", report.identity)?;
+    writeln!(stdout, "limits: {}", report.limits)?;
+    if report.restrictions.is_empty() {
+        writeln!(stdout, "user namespace restrictions: none")?;
+    }
+    for restriction in report.restrictions {
+        writeln!(
+            stdout,
+            "user namespace restriction: {} = {}: {}; remedy: {}",
+            restriction.setting, restriction.value, restriction.reason, restriction.remedy
+        )?;
+    }
+    let interpreter = report.interpreter;
+    writeln!(
+        stdout,
+        "interpreter: {} ({})",
+        interpreter.host_executable.display(),
+        interpreter.version
+    )?;
+    writeln!(stdout, "  inside the sandbox: {}", report.sandbox_python)?;
+    writeln!(
+        stdout,
+        "cgroups: {}",
+        serde_json::to_string(report.cgroups)?
+    )?;
+    writeln!(stdout, "active protections:")?;
+    for protection in &report.protections {
+        writeln!(stdout, "  + {protection}")?;
+    }
+    for entry in report.unavailable {
+        writeln!(
+            stdout,
+            "  - {} unavailable: {}",
+            entry.protection.as_str(),
+            entry.reason
+        )?;
+    }
+    writeln!(stdout, "packages inside the sandbox:")?;
+    for probe in &report.packages {
+        let mark = if probe.passed { "ok  " } else { "FAIL" };
+        writeln!(stdout, "  {mark} import {}: {}", probe.name, probe.detail)?;
+    }
+    writeln!(stdout, "languages (issue 24):")?;
+    for toolchain in &report.toolchains {
+        let mark = match (toolchain.available, toolchain.works_in_sandbox) {
+            (true, true) => "ok  ",
+            (true, false) => "FAIL",
+            (false, _) => "--  ",
+        };
+        let version = toolchain.version.as_deref().unwrap_or("unavailable");
+        writeln!(
+            stdout,
+            "  {mark} {}: {version} ({}): {}",
+            toolchain.language, toolchain.package, toolchain.detail
+        )?;
+    }
+    writeln!(stdout, "self-test:")?;
+    for probe in &report.self_test {
+        let mark = if probe.passed { "pass" } else { "FAIL" };
+        writeln!(stdout, "  {mark} {}: {}", probe.name, probe.detail)?;
+    }
+    if !report.missing_required.is_empty() {
+        writeln!(
+            stdout,
+            "missing required protections: {} (rlvr run refuses without --allow-degraded)",
+            report.missing_required.join(", ")
+        )?;
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! What a user reads, pinned whole with insta snapshots (`snapshots/`): the validation report,
 //! the summary table and the audit of a faulty file, the result lines and summary of a small
-//! verify run, and the answer to each common mistake. A change to
-//! any of them shows as a diff to review (`cargo insta review`), not as a silent drift.
+//! verify run, the answer to each common mistake, and `rlvr doctor`. A change to any of them
+//! shows as a diff to review (`cargo insta review`), not as a silent drift.
 
 use std::path::Path;
 
@@ -159,4 +159,51 @@ fn common_mistakes_get_an_answer_naming_what_is_wrong() {
             "folder"
         ]
     );
+}
+
+/// `rlvr doctor` as an operator reads it on a machine of CI's kind (root, cgroup v1 with the
+/// memory and pids controllers, every toolchain): the mode, the active and unavailable
+/// protections, the packages, the languages and the self-test, pinned whole. What differs from
+/// run to run or from one Debian point release to the next is redacted: milliseconds, cgroup
+/// paths, the interpreter's build, toolchain and package versions.
+#[test]
+fn doctor_reports_the_mode_protections_languages_and_self_test() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let output = crate::support::rlvr()
+        .arg("doctor")
+        .current_dir(directory.path())
+        .env("RLVR_SANDBOX_UID", "64330")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("rlvr doctor runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    if !text.starts_with("mode: root") {
+        rlvr_test_support::cannot_run_here(
+            "the doctor snapshot is of a root machine with cgroups, as CI's; this one differs",
+        );
+        return;
+    }
+    let replacements = [
+        (r"\d+ ms", "[ms]"),
+        (r#"/sys/fs/cgroup/[^\s,)"]*"#, "[cgroup]"),
+        (r"uid \d+", "uid [id]"),
+        (
+            r"(interpreter: )\S+ \(.*\)",
+            "${1}[interpreter] ([version])",
+        ),
+        (r"(inside the sandbox: )\S+", "${1}[interpreter]"),
+        (r"(version )[0-9][^\s]*", "${1}[version]"),
+        (
+            r"(  ok   \w+: ).*( \([\w+.-]+\): hello world)",
+            "${1}[version]${2}",
+        ),
+    ];
+    let mut redacted = format!("exit {}\n{text}", output.status.code().unwrap_or(-1));
+    for (pattern, replacement) in replacements {
+        redacted = regex::Regex::new(pattern)
+            .expect("a valid pattern")
+            .replace_all(&redacted, replacement)
+            .into_owned();
+    }
+    insta::assert_snapshot!(redacted);
 }
