@@ -35,12 +35,16 @@ use rlvr_languages::{
 };
 use rlvr_runner::{ChildEnding, JudgeOptions, TestLimits};
 use rlvr_sandbox::{ResourceLimits, Sandbox, WORK_DIRECTORY};
-use rlvr_verify::checker::{self, CheckedTest, SandboxedCheckers};
+use rlvr_verify::checker::{self, CheckedTest};
 use rlvr_verify::{
     Checker, CheckerOutcome, CheckerScore, ExecutionResult, TestProgram, checker_needed,
 };
 
 use crate::runner_start::{RUNNER_CPU, RunnerProcess, start_runner};
+
+mod in_sandbox;
+
+pub use in_sandbox::CheckersInSandbox;
 
 /// rlvr's harness around a Python checker's source.
 const PYTHON_HARNESS: &str = include_str!("checker_harness.py");
@@ -494,60 +498,6 @@ impl CheckerJudge {
         Ok(CheckerOutcome::Error(format!(
             "the checker's supervisor died: {failure}"
         )))
-    }
-}
-
-/// A [`CheckerJudge`] bound to a sandbox and limits ([`CheckerJudge::sandboxed`]).
-pub struct CheckersInSandbox<'a> {
-    judge: &'a mut CheckerJudge,
-    sandbox: &'a Sandbox,
-    limits: CheckerLimits,
-}
-
-impl std::fmt::Debug for CheckersInSandbox<'_> {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter
-            .debug_struct("CheckersInSandbox")
-            .field("judge", &self.judge)
-            .field("limits", &self.limits)
-            .finish_non_exhaustive()
-    }
-}
-
-impl SandboxedCheckers for CheckersInSandbox<'_> {
-    fn run(
-        &mut self,
-        checker: &Checker,
-        test: CheckedTest<'_>,
-        output: &[u8],
-    ) -> Result<CheckerOutcome, String> {
-        let outcome = self.judge.run_checker(
-            self.sandbox,
-            checker,
-            test.input,
-            output,
-            test.expected,
-            self.limits,
-        )?;
-        if output == test.expected.as_bytes() {
-            let key = self
-                .judge
-                .expected_key(checker, test.input, test.expected, self.limits);
-            self.judge.remember_expected_verdict(key, outcome.clone());
-        }
-        Ok(outcome)
-    }
-
-    fn on_expected(&mut self, checker: &Checker, test: CheckedTest<'_>) -> CheckerOutcome {
-        let key = self
-            .judge
-            .expected_key(checker, test.input, test.expected, self.limits);
-        if let Some(known) = self.judge.expected_verdicts.get(&key) {
-            return known.clone();
-        }
-        // Not kept when the checker never read it: the next test asks again.
-        self.run(checker, test, test.expected.as_bytes())
-            .unwrap_or_else(CheckerOutcome::Error)
     }
 }
 
