@@ -18,19 +18,34 @@ import subprocess
 import sys
 import time
 
-RUNNER_DIRECTORY = os.path.join(os.path.dirname(__file__), "..", "crates", "rlvr-runner", "src", "runner")
-# The same order as RUNNER_SOURCE in crates/rlvr-runner/src/lib.rs.
-RUNNER_FILES = ("header.py", "protocol.py", "process.py", "harness.py", "codec.py", "sensor.py", "functional.py",
-                "isolation.py", "test.py", "main.py")
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+RUNNER_DIRECTORY = os.path.join(ROOT, "crates", "rlvr-runner", "src", "runner")
+STEPS_FILE = os.path.join(ROOT, "crates", "rlvr-sandbox", "src", "test_child_steps.txt")
 
 
-def runner_source():
-    return "".join(open(os.path.join(RUNNER_DIRECTORY, name)).read() for name in RUNNER_FILES)
+def runner_arguments():
+    """The interpreter's arguments as `rlvr_runner::interpreter_arguments` builds them: the
+    bootstrap, the entry module, the manifest, then each module's source (one piece each: the
+    files are far below Linux's 128 KiB per argument)."""
+    modules = []
+    for name in sorted(os.listdir(RUNNER_DIRECTORY)):
+        if name.endswith(".py") and name != "bootstrap.py":
+            module = "rlvr_runner" if name == "__init__.py" else "rlvr_runner." + name[:-3]
+            with open(os.path.join(RUNNER_DIRECTORY, name)) as handle:
+                modules.append((module, handle.read()))
+    with open(STEPS_FILE) as handle:
+        steps = handle.read().splitlines()
+    modules.append(("rlvr_runner.test_child_steps", f"TEST_CHILD_STEPS = {tuple(steps)!r}\n"))
+    with open(os.path.join(RUNNER_DIRECTORY, "bootstrap.py")) as handle:
+        bootstrap = handle.read()
+    manifest = " ".join(f"{module} 1" for module, _ in modules)
+    return ["-I", "-S", "-c", bootstrap, "rlvr_runner.main", manifest] + [source for _, source in modules]
 
 
 class Runner:
-    def __init__(self):
-        self.process = subprocess.Popen([sys.executable, "-I", "-S", "-c", runner_source()], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    def __init__(self, arguments=None):
+        arguments = runner_arguments() if arguments is None else arguments
+        self.process = subprocess.Popen([sys.executable] + arguments, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def send(self, header, *payloads):
         data = json.dumps(header).encode()

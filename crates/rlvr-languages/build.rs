@@ -10,6 +10,7 @@ fn main() {
     // The supervisor is main.rs and the modules next to it: any file there rebuilds it.
     println!("cargo::rerun-if-changed=supervisor");
     println!("cargo::rerun-if-changed=src/exec_protocol.rs");
+    println!("cargo::rerun-if-changed=../rlvr-sandbox/src/test_child_steps.txt");
     let output = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
         .join("rlvr-exec-supervisor");
     let compiler = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());

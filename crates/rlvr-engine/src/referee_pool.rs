@@ -214,11 +214,9 @@ impl Drop for FunctionalJudge {
 
 /// Starts a referee in a sandbox of its own and runs the prelude in it.
 fn start(sandbox: &Sandbox, prelude: &str) -> Result<RefereeSession, String> {
-    let program = rlvr_referee::referee_program();
     let mut request = SpawnRequest::new(Program::Command {
-        argv: std::iter::once("python")
-            .chain(rlvr_referee::interpreter_arguments(&program))
-            .map(str::to_owned)
+        argv: std::iter::once("python".to_owned())
+            .chain(rlvr_referee::interpreter_arguments())
             .collect(),
     });
     request.limits.memory_bytes = REFEREE_MEMORY_BYTES;

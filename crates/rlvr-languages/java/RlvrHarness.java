@@ -42,6 +42,7 @@ import java.lang.reflect.Modifier;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -62,7 +63,8 @@ public final class RlvrHarness {
         InputStream control = new FileInputStream("/proc/self/fd/5");
         OutputStream results = new FileOutputStream("/proc/self/fd/6");
         warmUp();
-        Set<Thread> own = new HashSet<>(Thread.getAllStackTraces().keySet());
+        Set<Thread> own = new HashSet<>(Arrays.asList(liveThreads(rootGroup())));
+        int ownTasks = kernelThreads();
         Fresh fresh = new Fresh();
         results.write('R');
         results.flush();
@@ -75,7 +77,8 @@ public final class RlvrHarness {
                 System.exit(status);
             }
             int flags = fresh.afterTest();
-            for (Thread thread : Thread.getAllStackTraces().keySet()) {
+            awaitKernelThreads(ownTasks);
+            for (Thread thread : liveThreads(rootGroup())) {
                 if (!own.contains(thread) && thread.isAlive()) {
                     flags |= LEFTOVER;
                 }
@@ -496,9 +499,8 @@ public final class RlvrHarness {
         boolean waited;
         do {
             waited = false;
-            for (Thread thread : Thread.getAllStackTraces().keySet()) {
-                if (thread.getThreadGroup() != null && isWithin(thread.getThreadGroup(), group)
-                        && !thread.isDaemon() && thread.isAlive() && thread != Thread.currentThread()) {
+            for (Thread thread : liveThreads(group)) {
+                if (!thread.isDaemon() && thread.isAlive() && thread != Thread.currentThread()) {
                     thread.join();
                     waited = true;
                 }
@@ -515,12 +517,45 @@ public final class RlvrHarness {
         thrown.printStackTrace(System.err);
     }
 
-    private static boolean isWithin(ThreadGroup candidate, ThreadGroup ancestor) {
-        for (ThreadGroup group = candidate; group != null; group = group.getParent()) {
-            if (group == ancestor) {
-                return true;
-            }
+    /** The process's kernel threads now (`/proc/self/task`), or -1 where it cannot be read. */
+    private static int kernelThreads() {
+        String[] tasks = new java.io.File("/proc/self/task").list();
+        return tasks == null ? -1 : tasks.length;
+    }
+
+    /**
+     * Waits (at most 200 ms) until the threads the test started have left the kernel, not only
+     * the JVM: a joined thread's kernel thread exits a moment later, and only then is its id
+     * free for the next test's threads (which must get the ids a fresh JVM's get). A thread
+     * still running is the LEFTOVER check's, not this wait's.
+     */
+    private static void awaitKernelThreads(int ownTasks) {
+        long deadline = System.nanoTime() + 200_000_000L;
+        while (ownTasks >= 0 && kernelThreads() > ownTasks && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+            Thread.yield();
         }
-        return false;
+    }
+
+    /** The JVM's root thread group ("system"), every thread's ancestor. */
+    private static ThreadGroup rootGroup() {
+        ThreadGroup root = Thread.currentThread().getThreadGroup();
+        while (root.getParent() != null) {
+            root = root.getParent();
+        }
+        return root;
+    }
+
+    /**
+     * The live threads of `group` and its subgroups: what `Thread.getAllStackTraces` lists for
+     * the root group, without stopping every thread to take its stack.
+     */
+    private static Thread[] liveThreads(ThreadGroup group) {
+        Thread[] threads = new Thread[group.activeCount() + 8];
+        int count;
+        while ((count = group.enumerate(threads, true)) == threads.length) {
+            threads = new Thread[threads.length * 2];
+        }
+        return Arrays.copyOf(threads, count);
     }
 }

@@ -242,18 +242,13 @@ impl Program {
     }
 }
 
-/// Steps of the child, as reported when one fails.
-const STEPS: [&str; 9] = [
-    "setsid",
-    "lock SECBIT_NOROOT",
-    "take the program uid",
-    "drop capabilities",
-    "set up descriptors",
-    "reset signals",
-    "set rlimits",
-    "exec",
-    "fork",
-];
+/// Steps of the child, one a line, as reported when one fails (`child::fail` reports the
+/// step's line): the one list of a test child's steps, which the Python runner follows too
+/// (rlvr-sandbox's `test_child`), then the exec.
+const STEPS: &str = concat!(
+    include_str!("../../rlvr-sandbox/src/test_child_steps.txt"),
+    "execve\n"
+);
 
 /// In the forked child: isolate, then exec the program. Never returns.
 fn become_program(
@@ -416,7 +411,7 @@ pub(crate) fn startup_failure(failures: OwnedFd) -> io::Result<Option<Vec<u8>>> 
     if failure.len() < 5 {
         return Ok(None);
     }
-    let step = STEPS.get(usize::from(failure[0])).copied().unwrap_or("?");
+    let step = STEPS.lines().nth(usize::from(failure[0])).unwrap_or("?");
     let errno = i32::from_le_bytes([failure[1], failure[2], failure[3], failure[4]]);
     Ok(Some(
         format!(

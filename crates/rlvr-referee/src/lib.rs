@@ -4,8 +4,8 @@
 //! is the runner's `runner/live.py`). No expected value, test text or later argument ever
 //! reaches the solution's process.
 //!
-//! This crate holds the Python side (`referee/*.py`, joined with the runner's framing and value
-//! codec into one program) and the Rust end of its framed protocol; starting the interpreter in
+//! This crate holds the Python side (`referee/*.py`, a package whose modules include the
+//! runner's framing and value codec) and the Rust end of its framed protocol; starting the interpreter in
 //! a sandbox and relaying messages are the caller's business.
 
 #![forbid(unsafe_code)]
@@ -14,4 +14,4 @@ mod client;
 mod program;
 
 pub use client::{Event, Judgement, MAX_MESSAGE, Referee, RefereeOutcome};
-pub use program::{interpreter_arguments, referee_program};
+pub use program::{REFEREE_ENTRY, REFEREE_MODULES, interpreter_arguments};

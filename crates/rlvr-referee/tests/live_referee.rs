@@ -25,9 +25,8 @@ impl Drop for Started {
 }
 
 fn start(tests: &[&str]) -> Started {
-    let program = rlvr_referee::referee_program();
     let mut process = Command::new(python())
-        .args(rlvr_referee::interpreter_arguments(&program))
+        .args(rlvr_referee::interpreter_arguments())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -419,7 +418,7 @@ fn shared_names_inside_nested_code_are_decided_too_and_tests_without_any_run_as_
     ];
     let mut started = start(&tests);
     let names = json!({"sum": function(0), "half": function(1)});
-    for index in 0..tests.len() {
+    for (index, test) in tests.iter().enumerate() {
         let (judgement, sent) = run(&mut started, index, names.clone(), &mut |message| {
             value(if message["f"]["h"] == 0 {
                 json!(4)
@@ -431,9 +430,9 @@ fn shared_names_inside_nested_code_are_decided_too_and_tests_without_any_run_as_
             judgement.outcome,
             RefereeOutcome::Pass,
             "{}: {judgement:?}",
-            tests[index]
+            test
         );
-        assert_eq!(sent.len(), 1, "{}: {sent:?}", tests[index]);
+        assert_eq!(sent.len(), 1, "{}: {sent:?}", test);
     }
 }
 
@@ -452,7 +451,7 @@ fn a_tests_class_body_reads_names_as_python_does() {
     ];
     let mut started = start(&tests);
     let names = json!({"half": function(1)});
-    for index in 0..4 {
+    for (index, test) in tests.iter().enumerate().take(4) {
         let (judgement, _) = run(&mut started, index, names.clone(), &mut |_| {
             value(json!(1.5))
         });
@@ -460,7 +459,7 @@ fn a_tests_class_body_reads_names_as_python_does() {
             judgement.outcome,
             RefereeOutcome::Pass,
             "{}: {judgement:?}",
-            tests[index]
+            test
         );
     }
     let (judgement, _) = run(&mut started, 4, names, &mut |message| panic!("{message}"));

@@ -44,6 +44,7 @@ mod spawn;
     reason = "the raw system calls, each wrapper with its SAFETY line"
 )]
 mod sys;
+mod test_child;
 mod user_namespace;
 pub mod wait;
 
@@ -57,4 +58,5 @@ pub use request::{Program, ResourceLimits, RunRequest, SpawnRequest, Stdin, Stdi
 pub use restrictions::Restriction;
 pub use run::names_a_memory_error;
 pub use sandbox::{ReadOnlyDirectory, Sandbox, SandboxConfig, Unavailable, WORK_DIRECTORY};
+pub use test_child::{TEST_CHILD_STEPS, test_child_steps};
 pub use user_namespace::IdMapping;

@@ -8,6 +8,12 @@
 # whose methods run in the child. Comparisons and truth run here, on data: no method of the
 # solution decides whether its value equals an expected one (docs/profiles.md, "Threat model").
 
+import builtins
+import collections
+
+from .codec import Malformed, Unencodable, builtin_reference, decode_values, encode_values, instance_state, named_builtin
+
+
 LIVE_NEXT_FIRST = 1
 LIVE_NEXT_MOST = 4096
 LIVE_MAX_HANDLE_TYPES = 100_000
@@ -188,7 +194,6 @@ class SolutionObject(SolutionValue):
         return value
 
 
-
     def __delitem__(self, key):
         self._rlvr_session.operator("delitem", self, key)
 
@@ -301,10 +306,6 @@ class SolutionRecord(SolutionValue):
     def __bool__(self):
         raise NotData(f"the test takes the truth value of an object of the solution's class {self._rlvr_class!r} "
                       "that a call returned: only plain data is judged")
-
-
-
-
 
 
 for _name in ("lt", "le", "gt", "ge"):
@@ -842,3 +843,10 @@ def write_back(target, value):
             target.__dict__.clear()
         for name, item in state.items():
             object.__setattr__(target, name, item)
+
+
+def exception_text(error):
+    try:
+        return str(error)[:500]
+    except BaseException:
+        return ""

@@ -2,6 +2,14 @@
 # answers `open`, then `test` for each test, and exits at `close`, so that nothing a job's test
 # code does outlives the job.
 
+import builtins
+import gc
+import os
+import sys
+
+from .protocol import REQUEST_FD, add_site_packages, adopt_protocol_descriptors, read_exact, read_frame, write_frame
+from .test import Job, Trust
+
 
 def serve_job(base, trust, tests):
     """In the job's forked process: compile the tests, then run them until `close`."""
@@ -39,7 +47,7 @@ def serve_job(base, trust, tests):
         os._exit(status)
 
 
-def referee_main():
+def main():
     adopt_protocol_descriptors()
     sys.setrecursionlimit(10_000)
     add_site_packages()
@@ -84,7 +92,3 @@ def referee_main():
             return
         else:
             write_frame({"error": f"unknown operation {operation!r}"})
-
-
-if __name__ == "__main__":
-    referee_main()

@@ -2,6 +2,17 @@
 # test's own, and stand-ins for what the solution defines (resolved when the test first reads
 # them). The verdict is the test's: it passes when its code runs to the end.
 
+import ast
+import builtins
+import json
+import sys
+import types
+
+from .codec import CODEC_STANDARD_MODULES, Malformed, named_builtin
+from .live import Forged, LiveSession, MissingName, NotData, SolutionEnded, SolutionError, SolutionObject, exception_text
+from .protocol import REQUEST_FD, read_exact, read_frame, write_frame
+
+
 CONVENTIONAL_MODULES = {"np": "numpy", "pd": "pandas"}
 
 
@@ -628,8 +639,3 @@ def assertion_detail(error):
     return "assertion failed" + (f": {message[:200]}" if message else "")
 
 
-def exception_text(error):
-    try:
-        return str(error)[:500]
-    except BaseException:
-        return ""

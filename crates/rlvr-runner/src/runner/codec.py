@@ -33,6 +33,11 @@
 # as its nested lists or the Python value it holds. A receiver without numpy decodes numpy
 # values as nested lists and plain values.
 
+import builtins
+import sys
+import types
+
+
 CODEC_MAX_NODES = 4_000_000
 CODEC_BIG_INTEGER = 10 ** 4000
 CODEC_FACTORIES = {"list": list, "int": int, "set": set, "dict": dict, "str": str, "float": float,

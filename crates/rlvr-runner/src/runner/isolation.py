@@ -1,4 +1,10 @@
 
+import os
+import resource
+
+from .test_child_steps import TEST_CHILD_STEPS
+
+
 # Keeping each test away from the runner, from other tests and from the next job (issue 12).
 #
 # The sandbox starts the runner as a supervisor: uid 0 of its own user namespace with a few
@@ -19,6 +25,13 @@ LOCKED_SECURE_BITS = 0x01 | 0x02 | 0x40 | 0x80
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 # Exit status of a test child that could not isolate itself (the solution never ran).
 ISOLATION_FAILED_STATUS = 125
+# A test child's steps, in the order of the one list the exec supervisor follows too
+# (crates/rlvr-sandbox/src/test_child_steps.txt, which the runner receives as the module
+# `test_child_steps`): `become_solution` below, then `prepare_test_child` (runner/process.py).
+# crates/rlvr-runner/tests/runner/test_child_steps.rs checks that these names follow the list
+# and that the two functions perform the steps in its order.
+(NEW_SESSION, LOCK_SECBIT_NOROOT, DROP_PRIVILEGES, CLEAR_CAPABILITIES, WIRE_DESCRIPTORS, RESET_SIGNALS,
+ SET_RESOURCE_LIMITS) = TEST_CHILD_STEPS
 
 
 class TestIsolation:
@@ -137,31 +150,41 @@ def become_solution(isolation):
     runner's process group, its own autogroup), then, where the runner holds capabilities, the
     program uid and no capability left (so the namespace calls the supervisor's seccomp filter
     lets through fail with EPERM). Exits with ISOLATION_FAILED_STATUS rather than run the
-    solution half isolated."""
+    solution half isolated, naming the step that failed."""
+    step = NEW_SESSION
     try:
         os.setsid()
         if not isolation.capabilities:
             return
         prctl = isolation.prctl
+        step = LOCK_SECBIT_NOROOT
         if prctl(PR_SET_SECUREBITS, LOCKED_SECURE_BITS, 0, 0, 0) != 0:
             raise OSError(ctypes_errno(), "cannot lock SECBIT_NOROOT")
         if isolation.solution_id:
+            step = DROP_PRIVILEGES
             try:
                 os.setgroups([])
             except PermissionError:
                 pass  # setgroups is denied in this user namespace: no groups to drop
             os.setresgid(isolation.solution_id, isolation.solution_id, isolation.solution_id)
             os.setresuid(isolation.solution_id, isolation.solution_id, isolation.solution_id)
+        step = CLEAR_CAPABILITIES
         if isolation.capset(isolation.capability_header, isolation.capability_data) != 0:
             raise OSError(ctypes_errno(), "cannot clear capabilities")
         # The uid change made the child non-dumpable; a fresh process is dumpable (its own
         # /proc/self files are its own), and it has nothing the runner needs hidden.
         prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     except BaseException as error:
-        try:
-            os.write(2, f"rlvr runner: cannot isolate the test: {error}\n".encode())
-        finally:
-            os._exit(ISOLATION_FAILED_STATUS)
+        isolation_failed(step, error)
+
+
+def isolation_failed(step, error):
+    """Ends a test child whose step `step` failed, before the solution ran: the reason on its
+    stderr, and ISOLATION_FAILED_STATUS."""
+    try:
+        os.write(2, f"rlvr runner: cannot isolate the test: {step} failed: {error}\n".encode())
+    finally:
+        os._exit(ISOLATION_FAILED_STATUS)
 
 
 def runner_fingerprint():

@@ -9,22 +9,28 @@
 # Every test child is therefore a fork of a process that has held this job's data and nothing
 # else: a wrong program that scans the memory it inherited finds no other job's source or output.
 
+import gc
+import json
+import os
+import signal
+import sys
+
+from .batch import batch_end, batch_next, batch_start
+from .children import JOB_REAPER, reap_all
+from .harness import preload_harness_modules
+from .isolation import fresh_work_mount, runner_fingerprint, set_last_pid
+from .loading import load
+from .protocol import REQUEST_FD, read_exact, read_frame, write_all, write_frame
+from .test import run_test
+from .work_directory import mark_work_directory, work_directory_touched
+
+
 # Requests a job process serves; the template hands the first one of a job to a new job process.
 JOB_OPERATIONS = frozenset(("load", "run", "batch_start", "batch_next", "batch_end"))
 # The job process's PID in the sandbox's namespace (test children get FIRST_TEST_PID + 1).
 JOB_PROCESS_PID = 51
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
-# Whether this process is a job process that reaps everything its tests leave (see `reaps_all`).
-JOB_REAPER = [False]
-
-
-def reaps_all():
-    """Whether every process a test leaves ends up a child of this one, so that `kill(-1)` and
-    `waitpid(-1)` concern only what the tests started: the PID namespace's init (the template)
-    or a job process under it, made a child subreaper. `kill(-1)` from a job process spares the
-    namespace's init (the template) and the job process itself."""
-    return os.getpid() == 1 or JOB_REAPER[0]
 
 
 def serve_template(state):
@@ -170,49 +176,54 @@ def serve_job(state, header):
             return {"end": "exit"}
 
 
-# The work directory's inode numbers (issue 32). A tmpfs numbers its inodes per mount and never
-# goes back, so a test that creates files moves the numbers every later test of the job sees: a
-# channel to the next test, and a way to learn which test this is. Mounting a fresh tmpfs after
-# every test costs about 0.4 ms (the unmount waits for an RCU grace period), so it happens only
-# after a test that created something. The evidence: after the directory is emptied its mtime is
-# set to 0 (a program that does not own the directory cannot set explicit times on it) and its
-# ctime noted; creating anything in the tree creates an entry in the directory (it is empty when
-# the test starts), which moves both. An O_TMPFILE inode touches no directory: the sandbox's
-# seccomp filter refuses O_TMPFILE (EOPNOTSUPP; Python's `tempfile` falls back to a named file).
+def leftover_ipc_objects():
+    """SysV IPC objects live in the sandbox's IPC namespace after their creator died."""
+    found = []
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as handle:
+                if len(handle.read().splitlines()) > 1:
+                    found.append(kind)
+        except OSError:
+            pass
+    return found
 
 
-def mark_work_directory(work):
-    """Sets the work directory's access and modification times to 0 and returns its ctime then;
-    None where it cannot."""
-    try:
-        os.utime(work, ns=(0, 0))
-        return (work, os.stat(work).st_ctime_ns)
-    except OSError:
-        return None
-
-
-def work_directory_touched(mark):
-    try:
-        status = os.stat(mark[0])
-    except OSError:
-        return True
-    # The access time too: a test that only listed the directory moved it, which the next test
-    # could read.
-    return status.st_mtime_ns != 0 or status.st_atime_ns != 0 or status.st_ctime_ns != mark[1]
-
-
-def refresh_work_directory(state, work):
-    """After a judge test: the work directory as the next test must find it, empty and with the
-    inode numbers of a fresh tmpfs. Returns what failed, or None (the reset between jobs
-    empties it again and refuses the runner if it cannot)."""
+def reset(state, header):
+    """Between jobs: nothing a test did may reach the next job. Kill and reap every process,
+    mount a fresh work directory, and refuse (the caller then starts a new sandbox) when
+    anything else might carry state: the runner cannot give tests their own PID namespace (then
+    a test could reach it) or set the next PID, or its own limits, priority, affinity, umask or
+    directory changed."""
+    problems = []
+    isolation = state["isolation"]
+    if not isolation.nested:
+        problems.append(f"tests do not get their own PID namespace ({isolation.reason})")
+    if runner_fingerprint() != state["fingerprint"]:
+        problems.append("the runner's own limits, priority, affinity, umask or directory changed")
+    if os.getpid() == 1:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if not reap_all(wait_seconds=2.0):
+            problems.append("a process of the last job would not die")
+    else:
+        reap_all()
+    work = header.get("work_directory")
     mark = state.get("work_mark")
-    if mark is not None and mark[0] == work and not work_directory_touched(mark):
-        return None
-    problem = None
-    if state["work_options"] is not None and state["isolation"].capabilities:
-        problem = fresh_work_mount(state["isolation"], work, state["work_options"])
-    if problem is not None or state["work_options"] is None or not state["isolation"].capabilities:
-        # Not a tmpfs this runner may mount (a protocol test's directory, no capability): empty it.
-        problem = empty_work_directory(work, state["work_mode"])
-    state["work_mark"] = mark_work_directory(work)
-    return problem
+    if work and (mark is None or mark[0] != work or work_directory_touched(mark)):
+        # A fresh tmpfs: nothing a test left, and inode numbers from the start. Where no test
+        # of the job created anything (runner/work_directory.py: the directory's mtime is still 0 and
+        # its ctime unchanged), the tmpfs is as fresh as a new one: no mount (0.4 ms a job).
+        problem = fresh_work_mount(isolation, work, state["work_options"])
+        if problem is not None:
+            problems.append(problem)
+    leftovers = leftover_ipc_objects()
+    if leftovers:
+        problems.append("SysV IPC objects left: " + ", ".join(leftovers))
+    if os.getpid() != 1:
+        problems.append("the runner is not its PID namespace's init, so it cannot vouch for the process table")
+    if isolation.last_pid is None:
+        problems.append("the runner cannot set the next PID, so PID numbers would carry over")
+    return {"ok": not problems, "problems": problems}

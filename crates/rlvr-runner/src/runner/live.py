@@ -25,6 +25,15 @@
 # into the test's own objects. The child calls back the same way ({"t": "call"} with an "x"
 # handle the referee sent), and the referee answers it while the child waits.
 
+import builtins
+import json
+import struct
+import types
+
+from .codec import CODEC_STANDARD_MODULES, Malformed, builtin_reference, decode_values, encode_values, named_builtin
+from .protocol import read_exact, write_all
+
+
 LIVE_REQUEST_FD = 5
 LIVE_REPLY_FD = 6
 LIVE_MAX_MESSAGE = 1 << 30

@@ -1,5 +1,28 @@
 # What a test child does so that it behaves like a fresh `python FILE` process.
 
+import atexit
+import builtins
+import gc
+import io
+import os
+import resource
+import signal
+import sys
+import traceback
+import types
+
+try:
+    import _sitebuiltins
+except ImportError:  # pragma: no cover - always present in CPython
+    _sitebuiltins = None
+
+from .harness import captured_call, harness_entry, harness_module
+from .isolation import RESET_SIGNALS, SET_RESOURCE_LIMITS, WIRE_DESCRIPTORS, isolation_failed
+from .live import LIVE_REPLY_FD, LIVE_REQUEST_FD, serve_live
+from .protocol import FLUSH_FAILED_STATUS, write_all
+from .sensor import install_sensor
+
+
 def install_site_builtins():
     """`-S` skips `site`, which is what defines `exit` and `quit`: put the same objects back."""
     if _sitebuiltins is not None:
@@ -187,6 +210,31 @@ def close_descriptors_except(keep):
     os.closerange(low, 1 << 16)
 
 
+def prepare_test_child(descriptors, keep, cpu_seconds, output_bytes, memory_bytes):
+    """A test child's steps after `become_solution` (runner/isolation.py), in the list's order:
+    `descriptors` on 0, 1 and 2 and every other descriptor but `keep` closed; the signal
+    dispositions a fresh `python` has; the test's limits (CPU: the hard limit one second above
+    kills; output: writes past the cap fail; address space). A step that fails ends the child,
+    naming itself, before the solution runs."""
+    step = WIRE_DESCRIPTORS
+    try:
+        for target, source in enumerate(descriptors):
+            os.dup2(source, target)
+        close_descriptors_except(keep)
+        step = RESET_SIGNALS
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        step = SET_RESOURCE_LIMITS
+        if cpu_seconds > 0:
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+        if output_bytes > 0:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (output_bytes, output_bytes))
+        if memory_bytes > 0:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    except BaseException as error:
+        isolation_failed(step, error)
+
+
 def run_child(units, extra, filename, descriptors, limits, harness=None, stdin_text="", judge=None):
     """In the forked child: become a fresh `python FILE` and never return. `judge` (judge
     profile) holds the tamper sensor's descriptor and, for a functional test, `live`: after the
@@ -196,21 +244,10 @@ def run_child(units, extra, filename, descriptors, limits, harness=None, stdin_t
     judge = judge or {}
     live = judge.get("live", False)
     try:
-        for target, source in enumerate(descriptors):
-            os.dup2(source, target)
         keep = {fd for fd in (judge.get("sensor_fd"),) if fd}
         if live:
             keep |= {LIVE_REQUEST_FD, LIVE_REPLY_FD}
-        close_descriptors_except(keep)
-        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-        cpu = limits["cpu_s"]
-        if cpu > 0:
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        if limits["output_bytes"] > 0:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limits["output_bytes"], limits["output_bytes"]))
-        if limits["memory_bytes"] > 0:
-            resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
+        prepare_test_child(descriptors, keep, limits["cpu_s"], limits["output_bytes"], limits["memory_bytes"])
         install_standard_streams(CHILD_STREAMS)
         reseed_random_generators()
         # `python -c CODE` (filename "-c", as Code-R1 runs short programs) has no `__file__`,

@@ -1,5 +1,11 @@
 # The framed protocol on descriptors 3 (requests) and 4 (responses).
 
+import json
+import os
+import struct
+import sys
+
+
 REQUEST_FD = 3
 RESPONSE_FD = 4
 STDERR_CAP = 64 * 1024

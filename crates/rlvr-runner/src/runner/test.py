@@ -1,5 +1,20 @@
 # One test: its memory files, the forked child, the wall clock, killing and reaping what it left.
 
+import os
+import select
+import signal
+import time
+
+from .children import kill_everything_else, others_alive, reap_all, reaps_all
+from .isolation import fork_isolated
+from .live import LIVE_REQUEST_FD
+from .loading import compile_bounded
+from .process import run_child
+from .protocol import REQUEST_FD, STDERR_CAP, read_exact, read_frame, write_all
+from .sensor import read_sensor_report
+from .work_directory import refresh_work_directory
+
+
 def memory_file(name, content=b""):
     fd = os.memfd_create(name, 0)
     if content:
@@ -22,57 +37,11 @@ def close_test_files(files):
             pass
 
 
-def others_alive():
-    """Whether any process besides the runner is left. When the runner is the namespace's init,
-    every orphan has been reparented to it, so its own children are all there is."""
-    if not reaps_all():
-        return True
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return False
-        if pid == 0:
-            return True
-
-
 def read_memory_file(fd, cap):
     size = os.fstat(fd).st_size
     os.lseek(fd, 0, os.SEEK_SET)
     data = read_exact(fd, min(size, cap)) if size else b""
     return data, size > cap
-
-
-def kill_everything_else(child):
-    """Kill the test's whole process tree, then reap every child."""
-    if reaps_all():
-        # -1 reaches every other process in the namespace but its init (the template) and this
-        # one, including daemons that left the child's process group.
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    else:
-        try:
-            os.killpg(child, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-def reap_all(wait_seconds=0.0):
-    """Reaps every exited child; with `wait_seconds`, waits (bounded) until none is left, so a
-    process killed a moment ago is gone, not a zombie, when the next test starts. Returns
-    whether no child is left."""
-    deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return True
-        if pid == 0:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.0005)
 
 
 def run_test(state, header, stdin, extra_source):
@@ -194,3 +163,11 @@ def run_forked(state, header, stdin, extra, files, judge):
         "tampering": tampering,
     }
     return result, stdout, stderr
+
+
+def report_without_output(outcome, exit_code, signal_number, wall_ms, stderr=b""):
+    """A test's report when it produced no output: a batch test that failed, or a test that
+    never ran (its program or its code does not compile)."""
+    return {"outcome": outcome, "exit_code": exit_code, "signal": signal_number, "aborted": False,
+            "wall_ms": round(wall_ms, 3), "cpu_ms": 0.0, "maxrss_kib": 0, "stdout_len": 0,
+            "stdout_truncated": False, "stderr_len": len(stderr), "stderr_truncated": False}, b"", stderr

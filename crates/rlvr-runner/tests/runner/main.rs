@@ -7,3 +7,4 @@ mod common;
 mod live_child;
 mod protocol;
 mod reference_semantics;
+mod test_child_steps;

@@ -1,7 +1,8 @@
 """rlvr warm runner: runs one job's tests inside one sandbox, one forked child per test.
 
-The Rust side starts this file as `python -I -S -c <bootstrap>` inside the sandbox and speaks a
-framed protocol over the runner's original stdin (requests) and stdout (responses); both are moved
+The package `rlvr_runner`, one module per concern, which the Rust side embeds and starts inside
+the sandbox as `python -I -S -c <bootstrap.py> rlvr_runner.main ...` (the bootstrap imports the
+modules from memory, then calls `main.main()`). The Rust side speaks a framed protocol over the runner's original stdin (requests) and stdout (responses); both are moved
 to high descriptors at start-up so that each test child gets fresh descriptors 0, 1 and 2 backed by
 memory files (so `open(0)`, `sys.stdin.buffer` and `os.read(0, n)` behave as with a real file).
 
@@ -30,27 +31,3 @@ requests and exits at `reset` or `exit`; every test child is forked from the job
 
 Expected outputs never enter the sandbox: the comparison happens in Rust.
 """
-
-import ast
-import atexit
-import builtins
-import gc
-import io
-import json
-import marshal
-import os
-import resource
-import select
-import signal
-import stat
-import struct
-import sys
-import time
-import traceback
-import types
-
-try:
-    import _sitebuiltins
-except ImportError:  # pragma: no cover - always present in CPython
-    _sitebuiltins = None
-

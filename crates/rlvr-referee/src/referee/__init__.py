@@ -3,7 +3,9 @@
 It runs each test's code whole, with the prelude's names, its own helpers and builtins; every
 name the solution defines is a stand-in whose calls go, one at a time, to the solution's child
 (runner/live.py) through the engine, which relays the messages. It never runs the solution. It
-runs in its own sandbox, one per worker, and forks a process per job.
+runs in its own sandbox, one per worker, and forks a process per job. The package
+`rlvr_referee` (these modules and the runner's `protocol` and `codec`) is started by the runner's
+bootstrap, which imports it from memory and calls `main.main()`.
 
 Frames on descriptors 3 (requests) and 4 (responses), as the runner's: a 4-byte little-endian
 length, a JSON header, raw payloads. Requests:
@@ -17,13 +19,3 @@ length, a JSON header, raw payloads. Requests:
   close {"op":"close"}                                                        -> {"ok":true}
   exit  {"op":"exit"}
 """
-
-import ast
-import builtins
-import collections
-import gc
-import json
-import os
-import struct
-import sys
-import types
