@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use rlvr_sandbox::{Program, ResourceLimits, RunRequest, RunVerdict, Sandbox, Stdin, WorkFile};
 
-use crate::language::{CppStandard, Language, LanguageChoice};
 use crate::precompiled::PrecompiledHeaders;
 use crate::toolchain::Toolchain;
+use rlvr_language::{Language, LanguageChoice};
 
 /// Limits of one compile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,14 +260,4 @@ pub(crate) fn compile_in_sandbox(
         diagnostics: cut(&diagnostics, DIAGNOSTICS_BYTES).to_owned(),
         artifact: compiled.then(|| Arc::from(artifact)),
     })
-}
-
-impl CppStandard {
-    /// A short name for keys and directories.
-    pub fn short_name(self) -> &'static str {
-        match self {
-            Self::Cpp17 => "cpp17",
-            Self::Cpp20 => "cpp20",
-        }
-    }
 }

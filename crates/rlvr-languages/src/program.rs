@@ -2,8 +2,8 @@
 //! memory is accounted (docs/languages.md, "Memory accounting").
 
 use crate::exec_protocol::ProgramSpec;
-use crate::language::Language;
 use crate::toolchain::Toolchain;
+use rlvr_language::Language;
 
 /// Limits that shape a program's command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -402,7 +402,7 @@ fn limits(sandbox: &Sandbox) -> String {
 }
 
 pub(crate) fn run(args: Args) -> Result<Status, Error> {
-    let config = super::run::sandbox_config(true)?;
+    let config = crate::sandbox_setup::sandbox_config(true)?;
     let sandbox = Sandbox::new(config).map_err(Error::Sandbox)?;
     let missing_required: Vec<&'static str> = Protection::missing_required(sandbox.protections())
         .into_iter()
