@@ -1,7 +1,7 @@
 //! The libraries SandboxFusion's image ships that its tests and MultiPL-E use, as Debian
 //! packages them (`scripts/setup` installs them): what `rlvr doctor` checks in the sandbox.
 
-use crate::language::Language;
+use rlvr_language::Language;
 
 /// One library programs of a language may use without shipping it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
