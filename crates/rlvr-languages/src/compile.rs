@@ -172,7 +172,7 @@ pub const RUST_FLAGS: &str = "--edition 2021 -O --cfg ONLINE_JUDGE -C debuginfo=
      -C strip=symbols -C target-feature=+crt-static --color never";
 /// javac flags: UTF-8 sources, no warnings for deprecated APIs (judges show none), a bounded
 /// compiler heap, and the libraries SandboxFusion's image ships on the class path
-/// ([`crate::java::LIBRARY_JARS`]; a jar that is not installed is skipped by javac).
+/// (`java::LIBRARY_JARS`; a jar that is not installed is skipped by javac).
 pub const JAVAC_FLAGS: &str = "-J-Xmx768m -J-XX:+UseSerialGC -J-XX:CompressedClassSpaceSize=64m \
      -J-XX:ReservedCodeCacheSize=64m -J-XX:TieredStopAtLevel=1 -encoding UTF-8 -nowarn \
      -cp /usr/share/java/javatuples.jar";

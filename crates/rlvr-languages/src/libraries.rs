@@ -19,8 +19,8 @@ pub struct Library {
 }
 
 /// Every such library: `org.javatuples` (on every Java program's class path,
-/// [`crate::java::LIBRARY_JARS`]) and `lodash` (on Node.js's `NODE_PATH`,
-/// [`crate::program::NODE_LIBRARIES`]).
+/// `java::LIBRARY_JARS`) and `lodash` (on Node.js's `NODE_PATH`,
+/// `program::NODE_LIBRARIES`).
 pub const LIBRARIES: [Library; 2] = [
     Library {
         language: Language::Java,
