@@ -282,29 +282,7 @@ where
         for _ in 0..workers {
             let output_sender = output_sender.clone();
             let (chunk_receiver, map, stop) = (&chunk_receiver, &map, &stop);
-            scope.spawn(move || {
-                loop {
-                    let next = match chunk_receiver.lock() {
-                        Ok(receiver) => receiver.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(chunk) = next else { return };
-                    let output = if stop.load(Ordering::Relaxed) {
-                        // Its rows would be thrown away: hand the buffer back unparsed.
-                        Ok(ChunkOutput {
-                            chunk,
-                            lines: 0,
-                            blank_lines: 0,
-                            rows: Vec::new(),
-                        })
-                    } else {
-                        panic::catch_unwind(AssertUnwindSafe(|| split_and_map(chunk, map)))
-                    };
-                    if output_sender.send(output).is_err() {
-                        return;
-                    }
-                }
-            });
+            scope.spawn(move || parse_chunks(chunk_receiver, &output_sender, map, stop));
         }
         drop(output_sender);
 
@@ -388,6 +366,37 @@ where
         summary.sha256 = sha256;
         Ok(summary)
     })
+}
+
+/// A parsing worker: splits and maps the chunks it takes until none is left, handing each
+/// back unparsed once the read stopped; a panic in `map` travels in its output.
+fn parse_chunks<T>(
+    chunk_receiver: &Mutex<mpsc::Receiver<Arc<Chunk>>>,
+    output_sender: &mpsc::Sender<thread::Result<ChunkOutput<T>>>,
+    map: &(impl Fn(Line<'_>) -> T + Sync),
+    stop: &AtomicBool,
+) {
+    loop {
+        let next = match chunk_receiver.lock() {
+            Ok(receiver) => receiver.recv(),
+            Err(_) => return,
+        };
+        let Ok(chunk) = next else { return };
+        let output = if stop.load(Ordering::Relaxed) {
+            // Its rows would be thrown away: hand the buffer back unparsed.
+            Ok(ChunkOutput {
+                chunk,
+                lines: 0,
+                blank_lines: 0,
+                rows: Vec::new(),
+            })
+        } else {
+            panic::catch_unwind(AssertUnwindSafe(|| split_and_map(chunk, map)))
+        };
+        if output_sender.send(output).is_err() {
+            return;
+        }
+    }
 }
 
 /// After a panic in the caller's functions or an error from `consume`: stops the reader and hands back the buffers of the
