@@ -81,11 +81,14 @@ public final class RlvrHarness {
                 System.exit(status);
             }
             int flags = fresh.afterTest();
-            awaitKernelThreads(ownTasks);
             for (Thread thread : liveThreads(rootGroup())) {
                 if (!own.contains(thread) && thread.isAlive()) {
                     flags |= LEFTOVER;
                 }
+            }
+            if ((flags & LEFTOVER) == 0) {
+                // (A thread still running is the supervisor's to end, with the JVM, at once.)
+                awaitKernelThreads(ownTasks);
             }
             byte[] reply = {
                 (byte) status, (byte) (status >> 8), (byte) (status >> 16), (byte) (status >> 24),
@@ -530,8 +533,8 @@ public final class RlvrHarness {
     /**
      * Waits (at most 200 ms) until the threads the test started have left the kernel, not only
      * the JVM: a joined thread's kernel thread exits a moment later, and only then is its id
-     * free for the next test's threads (which must get the ids a fresh JVM's get). A thread
-     * still running is the LEFTOVER check's, not this wait's.
+     * free for the next test's threads (which must get the ids a fresh JVM's get). Only when
+     * no thread of the test is still running: such a test's JVM is replaced at once.
      */
     private static void awaitKernelThreads(int ownTasks) {
         long deadline = System.nanoTime() + 200_000_000L;
