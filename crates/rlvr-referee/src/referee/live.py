@@ -11,7 +11,9 @@
 import builtins
 import collections
 
-from .codec import Malformed, Unencodable, builtin_reference, decode_values, encode_values, instance_state, named_builtin
+from .codec import Malformed, Unencodable, builtin_reference, instance_state, named_builtin
+from .decoder import decode_values
+from .encoder import encode_values
 
 
 LIVE_NEXT_FIRST = 1
