@@ -165,7 +165,8 @@ mod tests {
     #[test]
     fn a_source_crosses_in_pieces_linux_accepts_that_join_to_it() {
         let long_line = format!("x = '{}'\n", "é".repeat(ARGUMENT_PIECE_BYTES));
-        let long_module = CODEC_SOURCE.repeat(3);
+        // A real module, repeated until it needs more than two pieces.
+        let long_module = CODEC_SOURCE.repeat(2 * ARGUMENT_PIECE_BYTES / CODEC_SOURCE.len() + 1);
         for source in [long_module.as_str(), &long_line, "", "a\nb"] {
             let pieces = argument_pieces(source);
             assert_eq!(pieces.concat(), source);
