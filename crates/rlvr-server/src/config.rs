@@ -12,6 +12,9 @@ use rlvr_verify::ProfileName;
 pub struct ServerConfig {
     /// Where to listen; loopback by default.
     pub address: SocketAddr,
+    /// A second listener serving only `/metrics` and `/health`, without the token
+    /// (`--metrics-listen`), for Prometheus: scraping never needs the key that runs programs.
+    pub metrics_address: Option<SocketAddr>,
     /// Engine worker threads (each runs one job at a time in its own sandbox).
     pub workers: usize,
     /// Jobs admitted and not yet finished, over all requests; beyond it requests get 429.
@@ -57,6 +60,7 @@ impl Default for ServerConfig {
         let workers = std::thread::available_parallelism().map_or(2, usize::from);
         Self {
             address: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            metrics_address: None,
             workers,
             max_queue: 16_384,
             max_body_bytes: 64 << 20,

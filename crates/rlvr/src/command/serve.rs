@@ -20,6 +20,10 @@ pub(crate) struct Args {
     /// Address to listen on (loopback by default; port 0 picks a free port, printed first).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
+    /// A second address serving only /metrics and /health, without the token, for Prometheus
+    /// (its URL is the second line of stdout); verification routes are refused there (404).
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
     /// Jobs run at once, each in its own sandbox (default: one per core).
     #[arg(long, value_parser = crate::command::parse_workers)]
     workers: Option<usize>,
@@ -87,11 +91,19 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
             config.address
         );
     }
-    serve_until_signal(sandbox, config, |address| {
+    serve_until_signal(sandbox, config, |address, metrics_address| {
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "http://{address}");
+        if let Some(metrics_address) = metrics_address {
+            let _ = writeln!(stdout, "http://{metrics_address}");
+        }
         let _ = stdout.flush();
         eprintln!("rlvr serve: listening on http://{address}");
+        if let Some(metrics_address) = metrics_address {
+            eprintln!(
+                "rlvr serve: metrics (/metrics, /health; no token) on http://{metrics_address}"
+            );
+        }
     })
     .map_err(Error::Server)?;
     eprintln!("rlvr serve: stopped after finishing every request in flight");
@@ -134,6 +146,7 @@ fn resolve(args: &Args) -> Result<ServerConfig, Error> {
     let defaults = ServerConfig::default();
     Ok(ServerConfig {
         address: args.addr,
+        metrics_address: args.metrics_listen,
         workers: args.workers.unwrap_or(defaults.workers),
         max_queue: args.max_queue,
         max_body_bytes: args.max_body_bytes,

@@ -29,6 +29,7 @@ mod sandbox_hostile;
 mod serve;
 mod serve_abuse;
 mod serve_dataset;
+mod serve_metrics;
 mod serve_python;
 mod serve_robustness;
 mod snapshots;
