@@ -13,7 +13,10 @@ pub const REFEREE_MODULES: &[(&str, &str)] = &[
     ("rlvr_referee.live", include_str!("referee/live.py")),
     ("rlvr_referee.main", include_str!("referee/main.py")),
     ("rlvr_referee.protocol", rlvr_runner::FRAMING_SOURCE),
-    ("rlvr_referee.stand_ins", include_str!("referee/stand_ins.py")),
+    (
+        "rlvr_referee.stand_ins",
+        include_str!("referee/stand_ins.py"),
+    ),
     ("rlvr_referee.test", include_str!("referee/test.py")),
 ];
 
