@@ -31,6 +31,7 @@ COPY crates/rlvr/Cargo.toml crates/rlvr/
 COPY crates/rlvr-dataset/Cargo.toml crates/rlvr-dataset/
 COPY crates/rlvr-engine/Cargo.toml crates/rlvr-engine/
 COPY crates/rlvr-hub/Cargo.toml crates/rlvr-hub/
+COPY crates/rlvr-language/Cargo.toml crates/rlvr-language/
 COPY crates/rlvr-languages/Cargo.toml crates/rlvr-languages/
 COPY crates/rlvr-output/Cargo.toml crates/rlvr-output/
 COPY crates/rlvr-products/Cargo.toml crates/rlvr-products/

@@ -59,7 +59,11 @@ public final class RlvrHarness {
 
     public static void main(String[] arguments) throws Exception {
         String mainClass = arguments[0];
-        URL jar = new URL("file:" + arguments[1]);
+        // The job's jar, then the libraries on its class path.
+        URL[] classPath = new URL[arguments.length - 1];
+        for (int index = 1; index < arguments.length; index++) {
+            classPath[index - 1] = new URL("file:" + arguments[index]);
+        }
         InputStream control = new FileInputStream("/proc/self/fd/5");
         OutputStream results = new FileOutputStream("/proc/self/fd/6");
         warmUp();
@@ -71,7 +75,7 @@ public final class RlvrHarness {
         int request;
         while ((request = control.read()) >= 0) {
             fresh.beforeTest();
-            int status = runOnce(mainClass, jar, fresh);
+            int status = runOnce(mainClass, classPath, fresh);
             if (request == 'l') {
                 // A fresh JVM's end: shutdown hooks run, and may print or halt with a status.
                 System.exit(status);
@@ -460,14 +464,14 @@ public final class RlvrHarness {
     }
 
     /** One test: the program's main class, run as `java MainClass` would run it. */
-    private static int runOnce(String mainClass, URL jar, Fresh fresh) throws Exception {
+    private static int runOnce(String mainClass, URL[] classPath, Fresh fresh) throws Exception {
         // The streams the JDK gives a fresh JVM: a 128-byte buffer, flushed at line ends.
         System.setIn(new BufferedInputStream(new TestInput(FileDescriptor.in)));
         PrintStream out = new PrintStream(new BufferedOutputStream(new TestOutput(FileDescriptor.out), 128), true);
         PrintStream err = new PrintStream(new BufferedOutputStream(new TestOutput(FileDescriptor.err), 128), true);
         System.setOut(out);
         System.setErr(err);
-        URLClassLoader loader = new URLClassLoader(new URL[] {jar}, ClassLoader.getPlatformClassLoader());
+        URLClassLoader loader = new URLClassLoader(classPath, ClassLoader.getPlatformClassLoader());
         ThreadGroup group = new ThreadGroup("test");
         int[] status = {0};
         Thread main = new Thread(group, () -> {

@@ -52,7 +52,7 @@ pub struct ServerConfig {
     /// The dataset file (`--dataset`) whose rows `/v1/verify` jobs may name by `index` or
     /// `hash` instead of carrying their `ground_truth` (issue 34): indexed by byte offset, each
     /// job reads its own row.
-    pub dataset: Option<std::sync::Arc<rlvr_products::dataset_rows::DatasetRows>>,
+    pub dataset: Option<std::sync::Arc<rlvr_dataset::DatasetRows>>,
 }
 
 impl Default for ServerConfig {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rlvr_products::dataset_rows::DatasetRows;
+use rlvr_dataset::DatasetRows;
 use rlvr_server::{ServerConfig, serve_until_signal};
 use rlvr_verify::ProfileName;
 
@@ -84,7 +84,7 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
     config
         .check_exposure()
         .map_err(Error::UnauthenticatedExposure)?;
-    let sandbox = crate::start_sandbox::start_sandbox(args.allow_degraded)?;
+    let sandbox = crate::sandbox_setup::start_sandbox(args.allow_degraded)?;
     if !config.address.ip().is_loopback() && config.token.is_none() {
         eprintln!(
             "rlvr serve: warning: --insecure-no-auth: listening on {} without a token: anyone who can reach it can run code in the sandbox",
@@ -142,7 +142,7 @@ fn resolve(args: &Args) -> Result<ServerConfig, Error> {
             "--max-queue, --max-jobs-per-request and --max-body-bytes must be positive".into(),
         ));
     }
-    let token = read_token_file(args.token_file.as_deref())?;
+    let token = crate::command::token_file::read_token_file(args.token_file.as_deref())?;
     let defaults = ServerConfig::default();
     Ok(ServerConfig {
         address: args.addr,
@@ -178,11 +178,12 @@ fn open_dataset(path: &std::path::Path) -> Result<Arc<DatasetRows>, Error> {
             std::env::temp_dir().join(format!("rlvr-serve-dataset-{}.jsonl", std::process::id()));
         let imported = rlvr_products::import_parquet(path, &restored)
             .map_err(|error| Error::usage(format!("--dataset: {}: {error}", path.display())));
-        let rows = imported.and_then(|_| DatasetRows::open(&restored).map_err(usage));
+        let rows = imported
+            .and_then(|_| DatasetRows::open(&restored).map_err(|error| usage(error.into())));
         let _ = std::fs::remove_file(&restored);
         rows?
     } else {
-        DatasetRows::open(path).map_err(usage)?
+        DatasetRows::open(path).map_err(|error| usage(error.into()))?
     };
     if rows.is_empty() {
         return Err(Error::usage(format!(
@@ -190,26 +191,11 @@ fn open_dataset(path: &std::path::Path) -> Result<Arc<DatasetRows>, Error> {
             path.display()
         )));
     }
-    let hashed = rows.index_hashes().map_err(usage)?;
+    let hashed = rows.index_hashes().map_err(|error| usage(error.into()))?;
     eprintln!(
         "rlvr serve: dataset {}: {} rows, {hashed} with a metadata.hash",
         path.display(),
         rows.len()
     );
     Ok(Arc::new(rows))
-}
-
-/// The bearer token in `path` (`serve --token-file`, `redteam --token-file`): one word, the
-/// file's surrounding whitespace ignored.
-pub(crate) fn read_token_file(path: Option<&std::path::Path>) -> Result<Option<String>, Error> {
-    let Some(path) = path else { return Ok(None) };
-    let text = fs_err::read_to_string(path).map_err(Error::Unreadable)?;
-    let token = text.trim().to_owned();
-    if token.is_empty() || token.contains(char::is_whitespace) {
-        return Err(Error::usage(format!(
-            "{}: the token file must hold one token without spaces",
-            path.display()
-        )));
-    }
-    Ok(Some(token))
 }

@@ -32,6 +32,8 @@ mod serve_dataset;
 mod serve_metrics;
 mod serve_python;
 mod serve_robustness;
+mod serve_sandbox_fusion;
+mod serve_sandbox_fusion_replay;
 mod snapshots;
 mod synth;
 mod verify;
