@@ -97,34 +97,14 @@ fn library_reports(sandbox: &Sandbox) -> Vec<LibraryReport> {
                         return report;
                     }
                     report.available = true;
-                    let limits = rlvr_languages::OnceLimits {
-                        wall: Duration::from_secs(10),
-                        memory_bytes: 512 << 20,
-                        output_bytes: 1 << 20,
-                        compile: rlvr_languages::CompileLimits::default(),
-                    };
-                    let once = rlvr_languages::run_once(
+                    (report.works_in_sandbox, report.detail) = match run_probe(
                         sandbox,
                         compiler,
                         library.language.into(),
                         library.probe,
-                        b"",
-                        limits,
-                    );
-                    (report.works_in_sandbox, report.detail) = match once {
-                        Ok(once) => match &once.run {
-                            Some(run) => (
-                                run.verdict == RunVerdict::Ok && run.report.stdout == b"hello\n",
-                                format!("a program using it: {}", run.verdict.as_str()),
-                            ),
-                            None => (
-                                false,
-                                once.compile
-                                    .as_ref()
-                                    .map_or(String::new(), |compile| compile.summary(300)),
-                            ),
-                        },
-                        Err(error) => (false, error.to_string()),
+                    ) {
+                        Ok(run) => (run.works, format!("a program using it: {}", run.verdict)),
+                        Err(detail) => (false, detail),
                     };
                     report
                 })
@@ -193,44 +173,23 @@ fn toolchain_reports(sandbox: &Sandbox) -> Vec<ToolchainReport> {
                             works_in_sandbox: false,
                         },
                         Ok(toolchain) => {
-                            let limits = rlvr_languages::OnceLimits {
-                                wall: Duration::from_secs(10),
-                                memory_bytes: 512 << 20,
-                                output_bytes: 1 << 20,
-                                compile: rlvr_languages::CompileLimits::default(),
-                            };
-                            let once = rlvr_languages::run_once(
+                            let (works, detail) = match run_probe(
                                 sandbox,
                                 compiler,
                                 language.into(),
                                 hello_world(language),
-                                b"",
-                                limits,
-                            );
-                            let (works, detail) = match once {
-                                Ok(once) => match &once.run {
-                                    Some(run) => (
-                                        run.verdict == RunVerdict::Ok
-                                            && run.report.stdout == b"hello\n",
-                                        format!(
-                                            "hello world: {}{}",
-                                            run.verdict.as_str(),
-                                            once.compile.as_ref().map_or(String::new(), |report| {
-                                                format!(
-                                                    ", compiled in {} ms",
-                                                    report.wall.as_millis()
-                                                )
-                                            })
-                                        ),
+                            ) {
+                                Ok(run) => (
+                                    run.works,
+                                    format!(
+                                        "hello world: {}{}",
+                                        run.verdict,
+                                        run.compile_ms.map_or(String::new(), |milliseconds| {
+                                            format!(", compiled in {milliseconds} ms")
+                                        })
                                     ),
-                                    None => (
-                                        false,
-                                        once.compile
-                                            .as_ref()
-                                            .map_or(String::new(), |report| report.summary(300)),
-                                    ),
-                                },
-                                Err(error) => (false, error.to_string()),
+                                ),
+                                Err(detail) => (false, detail),
                             };
                             ToolchainReport {
                                 language: language.name(),
@@ -596,4 +555,41 @@ fn write_text(
         )?;
     }
     Ok(())
+}
+
+/// What a probe program gave in the sandbox: whether it printed `hello`, its verdict, and how
+/// long its compile took (compiled languages).
+struct ProbeRun {
+    works: bool,
+    verdict: &'static str,
+    compile_ms: Option<u128>,
+}
+
+/// Compiles and runs a probe program once in the sandbox, with the doctor's limits; the
+/// compiler's summary or the error when it did not run.
+fn run_probe(
+    sandbox: &Sandbox,
+    compiler: &rlvr_languages::Compiler,
+    choice: rlvr_languages::LanguageChoice,
+    source: &str,
+) -> Result<ProbeRun, String> {
+    let limits = rlvr_languages::OnceLimits {
+        wall: Duration::from_secs(10),
+        memory_bytes: 512 << 20,
+        output_bytes: 1 << 20,
+        compile: rlvr_languages::CompileLimits::default(),
+    };
+    let once = rlvr_languages::run_once(sandbox, compiler, choice, source, b"", limits)
+        .map_err(|error| error.to_string())?;
+    match &once.run {
+        Some(run) => Ok(ProbeRun {
+            works: run.verdict == RunVerdict::Ok && run.report.stdout == b"hello\n",
+            verdict: run.verdict.as_str(),
+            compile_ms: once.compile.as_ref().map(|report| report.wall.as_millis()),
+        }),
+        None => Err(once
+            .compile
+            .as_ref()
+            .map_or(String::new(), |report| report.summary(300))),
+    }
 }
