@@ -1,4 +1,5 @@
-# rlvr serve image: `docker build -t rlvr:0.1.0 .` (deploy/k8s runs rlvr:0.1.0).
+# rlvr serve image: `docker build -t rlvr:0.1.0 .` (deploy/k8s/base runs rlvr:0.1.0; the release
+# workflow pushes it as REGISTRY/rlvr:vX.Y.Z for deploy/k8s/overlays).
 #
 # Two stages. `build` compiles the dependencies first, from the manifests and the lock file
 # alone (every crate's sources are empty stubs then), so that this layer is cached until a
@@ -16,6 +17,7 @@
 # The server refuses to listen beyond loopback without a token: the default command reads it
 # from the secret file /run/secrets/rlvr-token (`docker run -v "$PWD/token:/run/secrets/rlvr-token:ro"`,
 # or a compose/swarm secret named rlvr-token); deploy/k8s mounts the Secret rlvr-token instead.
+# Port 9090 (--metrics-listen) serves /metrics and /health only, without the token, for Prometheus.
 
 FROM rust:1.95-slim-bookworm AS build
 # The base image pins the Debian release; its point updates are taken as they come.
@@ -29,6 +31,7 @@ COPY crates/rlvr/Cargo.toml crates/rlvr/
 COPY crates/rlvr-dataset/Cargo.toml crates/rlvr-dataset/
 COPY crates/rlvr-engine/Cargo.toml crates/rlvr-engine/
 COPY crates/rlvr-hub/Cargo.toml crates/rlvr-hub/
+COPY crates/rlvr-language/Cargo.toml crates/rlvr-language/
 COPY crates/rlvr-languages/Cargo.toml crates/rlvr-languages/
 COPY crates/rlvr-output/Cargo.toml crates/rlvr-output/
 COPY crates/rlvr-products/Cargo.toml crates/rlvr-products/
@@ -66,8 +69,9 @@ RUN pip install --no-cache-dir --no-deps /tmp/wheels/rlvr-*.whl \
 # The sandbox binds this interpreter's prefix (/usr/local) read-only into every program's root.
 ENV RLVR_PYTHON=/usr/local/bin/python3
 EXPOSE 8080
+EXPOSE 9090
 # /health needs no token; the image has CPython, so no curl is added for this.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["python3", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/health', timeout=4)"]
 ENTRYPOINT ["rlvr"]
-CMD ["serve", "--addr=0.0.0.0:8080", "--token-file=/run/secrets/rlvr-token"]
+CMD ["serve", "--addr=0.0.0.0:8080", "--metrics-listen=0.0.0.0:9090", "--token-file=/run/secrets/rlvr-token"]

@@ -13,18 +13,21 @@ starts itself. Standard library only.
   the deadline. A server that accepts but never answers is an error at the deadline, naming
   the URL.
 * Async: `averify` / `aget_reward` run the same requests on threads, so an event loop (TRL's
-  async reward functions, verl's reward loop) is never blocked.
+  async reward functions, verl's reward loop) is never blocked. `averify_on_loop` runs them on
+  the event loop itself (asyncio streams, no thread), with the same retry policy (`_Attempts`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import http.client
+import io
 import json
 import logging
 import math
 import os
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -170,6 +173,14 @@ class Client:
         )
         return self._merge_verify(len(jobs), calls, list(answers))
 
+    async def averify_on_loop(self, jobs: Sequence[Dict[str, Any]], **options: Any) -> List[Dict[str, Any]]:
+        """`verify` on the running event loop itself, with asyncio streams: no thread per
+        request, the same retries, errors and deadlines (`rlvr.verl.compute_score_async`
+        coalesces concurrent samples into calls of this)."""
+        calls = self._verify_calls(jobs, options)
+        answers = await asyncio.gather(*(self._apost(*call) for call in calls))
+        return self._merge_verify(len(jobs), calls, list(answers))
+
     def get_reward(self, queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **options: Any) -> Dict[str, Any]:
         """OpenRLHF's remote reward shape, sharded over the URLs like OpenRLHF shards."""
         calls = self._reward_calls(queries, prompts, labels, options)
@@ -235,23 +246,11 @@ class Client:
         return headers
 
     def _post(self, path: str, body: Dict[str, Any], shard: int, deadline: float, _positions=None) -> Dict[str, Any]:
-        data = json.dumps(body, default=plain).encode()
-        attempt = 0
-        causes: List[str] = []
-        # Since when no URL has accepted a connection (None: the last attempt connected).
-        unreachable_since: Optional[float] = None
+        attempts = _Attempts(self, path, shard, deadline)
         while True:
-            remaining = deadline - time.monotonic()
-            url = self.urls[(shard + attempt) % len(self.urls)]
-            if remaining <= 0:
-                raise VerifyError(
-                    f"{url}{path}: deadline passed ({self.deadline:g} s budget unless the call set its own) "
-                    f"after {attempt} attempt(s); last error: {causes[-1] if causes else 'none'}"
-                )
-            if path == "/v1/verify":
-                data = json.dumps(dict(body, deadline=max(remaining, 0.001)), default=plain).encode()
-            wait = min(0.1 * 2 ** attempt, 5.0)
+            url, data, remaining = attempts.next(body)
             connected = False
+            retry_after = None
             try:
                 connection = _connection(url, min(self.connect_timeout, remaining))
                 try:
@@ -264,37 +263,186 @@ class Client:
                     payload = response.read()
                 finally:
                     connection.close()
-                if response.status == 200:
-                    return json.loads(payload)
-                text = payload.decode(errors="replace")
-                if response.status not in RETRIED_STATUSES:
-                    raise VerifyError(f"{url}{path}: HTTP {response.status}: {text}", response.status)
-                cause = f"HTTP {response.status}: {text[:500]}"
+                answer = attempts.answer(url, response.status, payload)
+                if answer is not None:
+                    return answer
+                cause = attempts.refused_cause(response.status, payload)
                 retry_after = response.getheader("Retry-After")
-                if retry_after and retry_after.isdigit():
-                    wait = max(wait, float(retry_after))
             except (OSError, http.client.HTTPException) as error:
                 cause = _describe(error, connected)
-            causes.append(cause)
-            now = time.monotonic()
-            if connected:
-                unreachable_since = None
-            else:
-                unreachable_since = now if unreachable_since is None else unreachable_since
-                if now - unreachable_since + min(wait, deadline - now) >= self.connect_timeout or now >= deadline:
-                    tried = ", ".join(dict.fromkeys(self.urls[(shard + index) % len(self.urls)] for index in range(attempt + 1)))
-                    raise VerifyError(
-                        f"cannot connect to the rlvr server at {tried} (tried {attempt + 1} time(s) over "
-                        f"{now - unreachable_since:.1f} s; connect timeout {self.connect_timeout:g} s): {cause}"
-                        f"{_url_hint()}"
-                    )
-            attempt += 1
-            wait = max(0.0, min(wait, deadline - time.monotonic()))
-            if wait <= 0:
-                continue
-            LOG.warning("rlvr: %s%s attempt %d failed (%s); retrying in %.1f s on %s", url, path, attempt, cause, wait,
-                        self.urls[(shard + attempt) % len(self.urls)])
-            time.sleep(wait)
+            wait = attempts.failed(cause, connected, retry_after)
+            if wait > 0:
+                time.sleep(wait)
+
+    async def _apost(self, path: str, body: Dict[str, Any], shard: int, deadline: float, _positions=None) -> Dict[str, Any]:
+        """`_post` on the running event loop: the same attempts, retries, causes and errors,
+        with asyncio streams instead of a thread blocked in a socket."""
+        attempts = _Attempts(self, path, shard, deadline)
+        while True:
+            url, data, remaining = attempts.next(body)
+            connected = False
+            retry_after = None
+            try:
+                try:
+                    reader, writer = await asyncio.wait_for(_open(url), min(self.connect_timeout, remaining))
+                except asyncio.TimeoutError:
+                    raise socket.timeout("timed out") from None
+                connected = True
+                try:
+                    request = _request_head(url, path, len(data), self._headers()) + data
+                    try:
+                        # Past the connection, an answer may take as long as the deadline allows.
+                        raw = await asyncio.wait_for(_exchange(reader, writer, request), max(deadline - time.monotonic(), 0.001))
+                    except asyncio.TimeoutError:
+                        raise socket.timeout("timed out") from None
+                finally:
+                    writer.close()
+                response = http.client.HTTPResponse(_BufferedSocket(raw))  # type: ignore[arg-type]
+                response.begin()
+                payload = response.read()
+                answer = attempts.answer(url, response.status, payload)
+                if answer is not None:
+                    return answer
+                cause = attempts.refused_cause(response.status, payload)
+                retry_after = response.getheader("Retry-After")
+            except (OSError, http.client.HTTPException) as error:
+                cause = _describe(error, connected)
+            wait = attempts.failed(cause, connected, retry_after)
+            if wait > 0:
+                await asyncio.sleep(wait)
+
+
+class _Attempts:
+    """The retry policy of one request, shared by `Client._post` (a thread) and
+    `Client._apost` (an event loop): which URL each attempt goes to, the body it carries (the
+    remaining budget as `deadline`), which answers end the call, how long to wait before the
+    next attempt, and when to give up (the deadline; no URL connecting for `connect_timeout`)."""
+
+    def __init__(self, client: "Client", path: str, shard: int, deadline: float) -> None:
+        self.client = client
+        self.path = path
+        self.shard = shard
+        self.deadline = deadline
+        self.attempt = 0
+        self.causes: List[str] = []
+        # Since when no URL has accepted a connection (None: the last attempt connected).
+        self.unreachable_since: Optional[float] = None
+        self.wait = 0.0
+
+    def _url(self, attempt: int) -> str:
+        urls = self.client.urls
+        return urls[(self.shard + attempt) % len(urls)]
+
+    def next(self, body: Dict[str, Any]):
+        """The URL, body and remaining seconds of the next attempt; raises `VerifyError` when
+        the deadline passed."""
+        remaining = self.deadline - time.monotonic()
+        url = self._url(self.attempt)
+        if remaining <= 0:
+            raise VerifyError(
+                f"{url}{self.path}: deadline passed ({self.client.deadline:g} s budget unless the call set its own) "
+                f"after {self.attempt} attempt(s); last error: {self.causes[-1] if self.causes else 'none'}"
+            )
+        if self.path == "/v1/verify":
+            body = dict(body, deadline=max(remaining, 0.001))
+        self.wait = min(0.1 * 2 ** self.attempt, 5.0)
+        return url, json.dumps(body, default=plain).encode(), remaining
+
+    def answer(self, url: str, status: int, payload: bytes) -> Optional[Dict[str, Any]]:
+        """The answer of a 200; None for a status that is retried; raises for any other."""
+        if status == 200:
+            return json.loads(payload)
+        if status not in RETRIED_STATUSES:
+            raise VerifyError(f"{url}{self.path}: HTTP {status}: {payload.decode(errors='replace')}", status)
+        return None
+
+    @staticmethod
+    def refused_cause(status: int, payload: bytes) -> str:
+        return f"HTTP {status}: {payload.decode(errors='replace')[:500]}"
+
+    def failed(self, cause: str, connected: bool, retry_after: Optional[str] = None) -> float:
+        """Records a failed attempt; the seconds to wait before the next one, or raises
+        `VerifyError` when no URL has accepted a connection for `connect_timeout` seconds."""
+        wait = self.wait
+        if retry_after and retry_after.isdigit():
+            wait = max(wait, float(retry_after))
+        self.causes.append(cause)
+        now = time.monotonic()
+        if connected:
+            self.unreachable_since = None
+        else:
+            self.unreachable_since = now if self.unreachable_since is None else self.unreachable_since
+            connect_timeout = self.client.connect_timeout
+            if now - self.unreachable_since + min(wait, self.deadline - now) >= connect_timeout or now >= self.deadline:
+                tried = ", ".join(dict.fromkeys(self._url(index) for index in range(self.attempt + 1)))
+                raise VerifyError(
+                    f"cannot connect to the rlvr server at {tried} (tried {self.attempt + 1} time(s) over "
+                    f"{now - self.unreachable_since:.1f} s; connect timeout {connect_timeout:g} s): {cause}"
+                    f"{_url_hint()}"
+                )
+        url = self._url(self.attempt)
+        self.attempt += 1
+        wait = max(0.0, min(wait, self.deadline - time.monotonic()))
+        if wait > 0:
+            LOG.warning("rlvr: %s%s attempt %d failed (%s); retrying in %.1f s on %s", url, self.path, self.attempt, cause, wait,
+                        self._url(self.attempt))
+        return wait
+
+
+async def _open(url: str):
+    parts = urllib.parse.urlsplit(url)
+    default_port = 443 if parts.scheme == "https" else 80
+    context = ssl.create_default_context() if parts.scheme == "https" else None
+    return await asyncio.open_connection(parts.hostname or "", parts.port or default_port, ssl=context)
+
+
+def _request_head(url: str, path: str, length: int, headers: Dict[str, str]) -> bytes:
+    parts = urllib.parse.urlsplit(url)
+    lines = [f"POST {_path_of(url) + path} HTTP/1.1", f"Host: {parts.netloc}", f"Content-Length: {length}", "Connection: close"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+async def _exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes) -> bytes:
+    """Sends the request and returns the whole response (`Connection: close`: the server ends
+    it by closing). The response is read while the body is still being sent: a server that
+    refuses a body past its limit (413) answers and closes before taking it all, and that
+    answer is the error to raise, not the broken pipe of the rest of the body."""
+    chunks: List[bytes] = []
+
+    async def receive() -> None:
+        while True:
+            chunk = await reader.read(65536)
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    receiving = asyncio.ensure_future(receive())
+    try:
+        writer.write(request)
+        await writer.drain()
+        await receiving
+    except ConnectionError:
+        if not chunks:
+            raise
+    finally:
+        if not receiving.done():
+            receiving.cancel()
+        await asyncio.gather(receiving, return_exceptions=True)
+    if not chunks:
+        raise http.client.RemoteDisconnected("Remote end closed connection without response")
+    return b"".join(chunks)
+
+
+class _BufferedSocket:
+    """A received response, for `http.client.HTTPResponse` to parse (status, headers,
+    Content-Length or chunked body) as it parses a socket's."""
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+
+    def makefile(self, *_arguments: Any, **_keywords: Any) -> io.BufferedReader:
+        return io.BufferedReader(io.BytesIO(self.raw))  # type: ignore[arg-type]
 
 
 def _connection(url: str, timeout: float) -> http.client.HTTPConnection:

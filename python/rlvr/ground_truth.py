@@ -16,7 +16,11 @@ Rules, in order:
 * `{"assert_case": [...]}` (verl's SandboxFusion form, written by `rlvr export --layout verl
   --data-source codecontests`) is `{"functional": [...]}`.
 * otherwise the tests are in `ground_truth` (verl's `reward_model` struct, TRL's column),
-  `label` (a release row), or `metadata.ground_truth`, looked up in that order.
+  `metadata.ground_truth` or `label` (a release row), looked up in that order; the first
+  present decides, even when it holds no tests. For a dataset row this is the rule of
+  `rlvr verify --dataset` and `rlvr serve --dataset` (`rlvr_dataset::ground_truth_of_row`):
+  both are checked against one table of cases,
+  `crates/rlvr-dataset/tests/fixtures/ground_truth_of_rows.json`.
 * a JSON string is parsed when it needs any of the above; a string that already starts with a
   tests key and holds no `null` is passed on untouched (the server parses it once).
 
@@ -36,7 +40,7 @@ from typing import Any, Mapping, Optional
 TEST_KEYS = ("inputs", "outputs", "functional")
 """Keys that make an object the tests object itself."""
 
-WRAPPER_KEYS = ("ground_truth", "label", "metadata")
+WRAPPER_KEYS = ("ground_truth", "metadata", "label")
 """Keys under which a wrapper holds the tests, in lookup order (`metadata` via its `ground_truth`)."""
 
 COLUMNS = ("ground_truth", "label", "metadata", "reward_model")
@@ -159,15 +163,10 @@ def _find(value: Any, depth: int) -> Any:
         return dict(rest, functional=value["assert_case"])
     for key in WRAPPER_KEYS:
         inner = value.get(key)
-        if inner is None:
-            continue
         if key == "metadata":
             inner = inner.get("ground_truth") if isinstance(inner, dict) else None
-            if inner is None:
-                continue
-        found = _find(inner, depth + 1)
-        if found is not None:
-            return found
+        if inner is not None:
+            return _find(inner, depth + 1)
     return None
 
 

@@ -72,6 +72,15 @@ RIGHT = fenced("print(int(input()) * 2)")
 WRONG = fenced("print(0)")
 
 
+def verify_requests(client):
+    """`/v1/verify` requests the session server has answered so far (its Prometheus counter)."""
+    total = 0.0
+    for line in client.metrics().splitlines():
+        if line.startswith("rlvr_requests_total{") and 'route="/v1/verify"' in line:
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
 def children_of(pid: int):
     output = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
     return [int(line) for line in output.split()]

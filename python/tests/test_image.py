@@ -83,7 +83,7 @@ def test_issue16_sandbox_install_script_is_idempotent_and_checks_what_it_install
 
 
 def test_issue16_k8s_runs_the_image_the_readme_builds():
-    deployment = yaml.safe_load((REPOSITORY / "deploy" / "k8s" / "deployment.yaml").read_text())
+    deployment = yaml.safe_load((REPOSITORY / "deploy" / "k8s" / "base" / "deployment.yaml").read_text())
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     tags = re.findall(r"docker build -t (\S+) \.", README.read_text())
     assert tags and set(tags) == {container["image"]}, (tags, container["image"])
@@ -125,13 +125,14 @@ def test_issue26_health_check_and_default_command_need_a_token(tmp_path):
     runtime = stages()["runtime"]
     [health] = [line for line in runtime if line.startswith("HEALTHCHECK ")]
     assert "http://127.0.0.1:8080/health" in health and "CMD [" in health
-    assert "EXPOSE 8080" in runtime
+    assert "EXPOSE 8080" in runtime and "EXPOSE 9090" in runtime
     [command] = [line for line in runtime if line.startswith("CMD ")]
     arguments = json.loads(command[len("CMD "):])
     assert arguments[:2] == ["serve", "--addr=0.0.0.0:8080"]
     assert "--token-file=/run/secrets/rlvr-token" in arguments
+    assert "--metrics-listen=0.0.0.0:9090" in arguments, "Prometheus scrapes without the token"
     binary = os.environ["RLVR_BIN"]
-    port_zero = [argument.replace(":8080", ":0") for argument in arguments]
+    port_zero = [argument.replace(":8080", ":0").replace(":9090", ":0") for argument in arguments]
     # Without the token file the real binary refuses the image's address (exit 7)...
     refused = subprocess.run([binary, *[a for a in port_zero if not a.startswith("--token-file")]], capture_output=True, text=True, timeout=60)
     assert refused.returncode == 7 and "--token-file" in refused.stderr, refused.stderr
@@ -142,7 +143,7 @@ def test_issue26_health_check_and_default_command_need_a_token(tmp_path):
 
 
 def test_issue26_readme_states_the_secret_step_before_kubectl_apply():
-    deployment = yaml.safe_load((REPOSITORY / "deploy" / "k8s" / "deployment.yaml").read_text())
+    deployment = yaml.safe_load((REPOSITORY / "deploy" / "k8s" / "base" / "deployment.yaml").read_text())
     spec = deployment["spec"]["template"]["spec"]
     [secret] = [volume["secret"]["secretName"] for volume in spec["volumes"] if "secret" in volume]
     container = spec["containers"][0]

@@ -52,3 +52,23 @@ def test_issue26_release_builds_both_wheels_publishes_them_and_the_image_on_a_ta
     assert push["with"]["platforms"] == "linux/amd64,linux/arm64" and push["with"]["push"] is True
     script = (REPOSITORY / "scripts" / "build-wheel").read_text()
     assert "--zig --compatibility manylinux2014 --target" in script
+
+
+def test_issue34_the_image_is_pushed_with_the_version_tags_and_set_in_the_overlay(tmp_path):
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    steps = workflow["jobs"]["image"]["steps"]
+    [tags] = [step for step in steps if step.get("id") == "tags"]
+    [push] = [step for step in steps if step.get("id") == "build"]
+    assert push["with"]["tags"] == "${{ steps.tags.outputs.tags }}"
+    # The tags step, run as the runner runs it, for the tag v1.2.3.
+    output = tmp_path / "output"
+    environment = {"IMAGE": "registry.example.com/team/rlvr", "TAG": "v1.2.3", "GITHUB_OUTPUT": str(output), "PATH": "/usr/bin:/bin"}
+    subprocess.run(["bash", "-euo", "pipefail", "-c", tags["run"]], env=environment, check=True)
+    assert output.read_text() == "tags<<EOF\nregistry.example.com/team/rlvr:v1.2.3\nregistry.example.com/team/rlvr:1.2.3\nEOF\n"
+    [render] = [step for step in steps if "kustomize edit set image" in step.get("run", "")]
+    assert render["env"]["DIGEST"] == "${{ steps.build.outputs.digest }}"
+    assert 'kustomize edit set image rlvr="$IMAGE:$TAG@$DIGEST"' in render["run"]
+    assert "cd deploy/k8s/overlays/production" in render["run"]
+    assert (REPOSITORY / "deploy" / "k8s" / "overlays" / "production" / "kustomization.yaml").exists()
+    [upload] = [step for step in steps if step.get("uses", "").startswith("actions/upload-artifact@")]
+    assert upload["with"]["name"] == "manifests" and upload["with"]["path"] == "rlvr-k8s.yaml"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PYTHON_DIRECTORY, RELEASE_ROWS, fenced, release_answers
+from conftest import PYTHON_DIRECTORY, RELEASE_ROWS, fenced, release_answers, verify_requests
 from readme import README, snippet
 
 REPOSITORY = PYTHON_DIRECTORY.parent
@@ -145,7 +145,40 @@ def test_issue26_readme_verl_071_lines_score_through_reward_loop_manager(shell, 
     overrides, train_files = overrides_of(shell, MARKER_071)
     answer = probe(shell, version, overrides, mixed(shell.directory, train_files))
     assert answer["custom_reward_function"]["path"] == "pkg://rlvr.verl"
+    assert answer["awaits_reward_function"] is False, "compute_score runs on verl's thread pool"
     assert_scored(answer, "RewardLoopManager", "naive")
+
+
+def async_name_of_readme():
+    found = re.search(r"`reward\.custom_reward_function\.name=(compute_score_async)`", README.read_text())
+    assert found, "the README's async reward function for 0.7.1+"
+    return found.group(1)
+
+
+@pytest.mark.parametrize("version", ["0.7.1", "0.9.1"])
+def test_issue34_async_reward_function_scores_through_reward_loop_manager_as_the_sync_one(shell, client, version):
+    """The README's 0.7.1+ lines with the async function's name: verl awaits it, each reward
+    worker's samples go to rlvr as one request, and every score and extra is the sync
+    function's on the same rows."""
+    import rlvr.verl
+
+    overrides, train_files = overrides_of(shell, MARKER_071)
+    name = async_name_of_readme()
+    overrides = [line.replace("name=compute_score", f"name={name}") if line.startswith("reward.custom_reward_function.name=") else line
+                 for line in overrides]
+    # A window no worker's four samples can miss on a loaded machine: one request per worker.
+    overrides.append("+reward.custom_reward_function.reward_kwargs.batch_window=2.0")
+    data = mixed(shell.directory, train_files)
+    sync = [rlvr.verl.compute_score(row["data_source"], row["response"], row["ground_truth"], row["extra_info"], url=shell.environment["RLVR_URL"])
+            for row in data]
+    before = verify_requests(client)
+    answer = probe(shell, version, overrides, data)
+    assert answer["custom_reward_function"]["name"] == "compute_score_async"
+    assert answer["awaits_reward_function"] is True, "verl's reward manager awaits it instead of using its thread pool"
+    assert_scored(answer, "RewardLoopManager", "naive")
+    assert answer["scores"] == [result["score"] for result in sync]
+    assert answer["extra"] == {key: [result[key] for result in sync] for key in sync[0]}
+    assert verify_requests(client) == before + 2, "8 samples over 2 reward workers: one request each"
 
 
 def test_issue26_readme_verl_070_lines_score_through_the_agent_loops_reward_worker(shell):

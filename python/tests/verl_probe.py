@@ -8,8 +8,8 @@ imported from the installed version (test_verl.py runs one process per version):
 
 REQUEST: {"overrides": [...], "tokenizer": DIR, "rows": [{"data_source", "prompt", "response",
 "ground_truth", "extra_info"}]}. Prints one JSON line: the path taken, the manager class,
-the score of each row as verl's reward tensor holds it, the extra keys verl logs, or the error
-verl raised.
+the score of each row as verl's reward tensor holds it, the extra keys verl logs, whether the
+reward manager awaits the function (0.7.1+), or the error verl raised.
 
 What each version's trainer does (read in its `main_ppo.py` and `ray_trainer.py`):
 
@@ -114,6 +114,10 @@ def score(config, tokenizer, batch, answer):
         answer["path"] = "RewardLoopManager"
         answer["custom_reward_function"] = _plain(config.reward.custom_reward_function)
         answer["manager"] = config.reward.reward_manager.name
+        # What each reward worker builds (`RewardLoopWorker._init_reward_fn`), built here to
+        # read whether it awaits the reward function or runs it on its thread pool.
+        local = load_reward_manager(config, tokenizer, reward_router_address=None, reward_model_tokenizer=None)
+        answer["awaits_reward_function"] = bool(local.is_async_reward_score)
         manager = RewardLoopManager(config=config, rm_resource_pool=None)
         output = manager.compute_rm_score(batch)
         answer["scores"] = row_scores(output.batch["rm_scores"])

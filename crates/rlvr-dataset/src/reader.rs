@@ -282,29 +282,7 @@ where
         for _ in 0..workers {
             let output_sender = output_sender.clone();
             let (chunk_receiver, map, stop) = (&chunk_receiver, &map, &stop);
-            scope.spawn(move || {
-                loop {
-                    let next = match chunk_receiver.lock() {
-                        Ok(receiver) => receiver.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(chunk) = next else { return };
-                    let output = if stop.load(Ordering::Relaxed) {
-                        // Its rows would be thrown away: hand the buffer back unparsed.
-                        Ok(ChunkOutput {
-                            chunk,
-                            lines: 0,
-                            blank_lines: 0,
-                            rows: Vec::new(),
-                        })
-                    } else {
-                        panic::catch_unwind(AssertUnwindSafe(|| split_and_map(chunk, map)))
-                    };
-                    if output_sender.send(output).is_err() {
-                        return;
-                    }
-                }
-            });
+            scope.spawn(move || parse_chunks(chunk_receiver, &output_sender, map, stop));
         }
         drop(output_sender);
 
@@ -388,6 +366,37 @@ where
         summary.sha256 = sha256;
         Ok(summary)
     })
+}
+
+/// A parsing worker: splits and maps the chunks it takes until none is left, handing each
+/// back unparsed once the read stopped; a panic in `map` travels in its output.
+fn parse_chunks<T>(
+    chunk_receiver: &Mutex<mpsc::Receiver<Arc<Chunk>>>,
+    output_sender: &mpsc::Sender<thread::Result<ChunkOutput<T>>>,
+    map: &(impl Fn(Line<'_>) -> T + Sync),
+    stop: &AtomicBool,
+) {
+    loop {
+        let next = match chunk_receiver.lock() {
+            Ok(receiver) => receiver.recv(),
+            Err(_) => return,
+        };
+        let Ok(chunk) = next else { return };
+        let output = if stop.load(Ordering::Relaxed) {
+            // Its rows would be thrown away: hand the buffer back unparsed.
+            Ok(ChunkOutput {
+                chunk,
+                lines: 0,
+                blank_lines: 0,
+                rows: Vec::new(),
+            })
+        } else {
+            panic::catch_unwind(AssertUnwindSafe(|| split_and_map(chunk, map)))
+        };
+        if output_sender.send(output).is_err() {
+            return;
+        }
+    }
 }
 
 /// After a panic in the caller's functions or an error from `consume`: stops the reader and hands back the buffers of the
@@ -559,51 +568,62 @@ pub enum RowLookup {
     },
 }
 
-/// Finds row `index` (zero-based, blank lines skipped) by scanning for newlines only; nothing
-/// but the wanted line is parsed or copied.
-pub fn read_row(path: &Path, index: u64) -> Result<RowLookup, ReadError> {
-    let (mut file, _) = open(path)?;
-    let mut block = vec![0u8; 8 << 20];
-    let (mut row, mut line, mut line_start, mut file_offset) = (0u64, 0u64, 0u64, 0u64);
+/// What [`scan_rows`] saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scan<T> {
+    /// The whole file: `rows` rows in `bytes` bytes.
+    Ended {
+        /// Rows in the file.
+        rows: u64,
+        /// Bytes in the file.
+        bytes: u64,
+    },
+    /// The visitor stopped the scan at a row, with this.
+    Stopped(T),
+}
+
+/// Hands `visit` where each row starts, in file order, scanning for newlines only (nothing is
+/// parsed or copied); `visit` can stop the scan. The one definition of a row that
+/// [`read_row`] and [`crate::DatasetRows`] share with [`for_each_line`]: a non-blank line.
+pub(crate) fn scan_rows<T>(
+    file: &mut std::fs::File,
+    path: &Path,
+    mut visit: impl FnMut(LinePosition) -> std::ops::ControlFlow<T>,
+) -> Result<Scan<T>, ReadError> {
+    let mut block = vec![0u8; 1 << 20];
+    let (mut rows, mut line, mut line_start, mut file_offset) = (0u64, 0u64, 0u64, 0u64);
     let mut has_content = false;
-    let mut collected: Option<Vec<u8>> = None;
     loop {
         let read = file
             .read(&mut block)
             .map_err(|source| io_error(path, source))?;
         if read == 0 {
-            break;
+            return Ok(Scan::Ended {
+                rows,
+                bytes: file_offset,
+            });
         }
         let data = &block[..read];
         let mut position = 0;
         while position < data.len() {
             let newline = memchr::memchr(b'\n', &data[position..]).map(|found| position + found);
             let end = newline.unwrap_or(data.len());
-            let segment = &data[position..end];
-            if !has_content && !is_blank(segment) {
+            if !has_content && !is_blank(&data[position..end]) {
                 has_content = true;
-                if row == index {
-                    collected = Some(Vec::new());
+                let start = LinePosition {
+                    row: rows,
+                    line: line + 1,
+                    byte_offset: line_start,
+                };
+                if let std::ops::ControlFlow::Break(stopped) = visit(start) {
+                    return Ok(Scan::Stopped(stopped));
                 }
-            }
-            if let Some(bytes) = collected.as_mut() {
-                if bytes.len() + segment.len() > MAX_LINE_BYTES {
-                    return Err(ReadError::LineTooLong {
-                        path: path.to_path_buf(),
-                        byte_offset: line_start,
-                        limit: MAX_LINE_BYTES,
-                    });
-                }
-                bytes.extend_from_slice(segment);
+                rows += 1;
             }
             let Some(newline) = newline else {
                 position = end;
                 continue;
             };
-            if let Some(bytes) = collected.take() {
-                return Ok(found_row(row, line, line_start, bytes));
-            }
-            row += u64::from(has_content);
             line += 1;
             has_content = false;
             line_start = file_offset + newline as u64 + 1;
@@ -611,24 +631,56 @@ pub fn read_row(path: &Path, index: u64) -> Result<RowLookup, ReadError> {
         }
         file_offset += read as u64;
     }
-    match collected {
-        Some(bytes) => Ok(found_row(row, line, line_start, bytes)),
-        None => Ok(RowLookup::OutOfRange {
-            rows: row + u64::from(has_content),
-        }),
+}
+
+/// Finds row `index` (zero-based, blank lines skipped) by scanning for newlines only; nothing
+/// but the wanted line is parsed or copied.
+pub fn read_row(path: &Path, index: u64) -> Result<RowLookup, ReadError> {
+    let (mut file, _) = open(path)?;
+    let scan = scan_rows(&mut file, path, |position| {
+        if position.row == index {
+            std::ops::ControlFlow::Break(position)
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    })?;
+    match scan {
+        Scan::Stopped(position) => Ok(RowLookup::Found(RawRow {
+            position,
+            bytes: read_line_at(&file, path, position.byte_offset)?,
+        })),
+        Scan::Ended { rows, .. } => Ok(RowLookup::OutOfRange { rows }),
     }
 }
 
-fn found_row(row: u64, line: u64, line_start: u64, mut bytes: Vec<u8>) -> RowLookup {
+/// The line starting at `offset`, without its line end (`\n`, or `\r\n`).
+fn read_line_at(file: &std::fs::File, path: &Path, offset: u64) -> Result<Vec<u8>, ReadError> {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = Vec::new();
+    let mut block = vec![0u8; 1 << 20];
+    let mut at = offset;
+    loop {
+        let read = file
+            .read_at(&mut block, at)
+            .map_err(|source| io_error(path, source))?;
+        let data = &block[..read];
+        let newline = memchr::memchr(b'\n', data);
+        let piece = &data[..newline.unwrap_or(read)];
+        if bytes.len() + piece.len() > MAX_LINE_BYTES {
+            return Err(ReadError::LineTooLong {
+                path: path.to_path_buf(),
+                byte_offset: offset,
+                limit: MAX_LINE_BYTES,
+            });
+        }
+        bytes.extend_from_slice(piece);
+        if read == 0 || newline.is_some() {
+            break;
+        }
+        at += read as u64;
+    }
     if bytes.last() == Some(&b'\r') {
         bytes.pop();
     }
-    RowLookup::Found(RawRow {
-        position: LinePosition {
-            row,
-            line: line + 1,
-            byte_offset: line_start,
-        },
-        bytes,
-    })
+    Ok(bytes)
 }

@@ -1,20 +1,21 @@
-//! The record model: one line of the dataset as a typed value.
+//! The record model: one line of the dataset, read where it lies.
 //!
-//! [`Record`] is the owned form other crates keep (the verifier turns [`Tests`] into its test
-//! cases, the exporter writes it to Parquet). [`RecordRef`] is the borrowed form the reader's hot
-//! paths use: references into a parsed [`ValueRef`] tree, nothing decoded or copied.
+//! [`RecordRef`] holds references into a parsed [`ValueRef`] tree, nothing decoded or copied:
+//! the reader's hot paths, `validate`, `stats`, `audit`, `export` and `show` look at rows through
+//! it. A record's tests, decoded, are [`crate::ground_truth::Tests`] (what the verifier runs);
+//! here they stay a view ([`TestsRef`]), so a record whose tests the verifier would refuse can
+//! still be read, shown and reported.
 //!
-//! Both describe the same rules: `prompt` is a non-empty list of `{role, content}` messages,
+//! The rules for being a record: `prompt` is a non-empty list of `{role, content}` messages,
 //! `label` and `metadata.ground_truth` are test specifications (`inputs`/`outputs` lists or a
 //! `functional` list), and the metadata routing fields and `hash` are strings. The card's finer
 //! promises (exactly one user message, equal lengths, the constants, `label == ground_truth`)
-//! are checks in [`crate::validation`], not conditions for being a record, so a record that
-//! breaks them can still be read, shown and reported.
+//! are checks in [`crate::validation`], not conditions for being a record.
 //!
 //! A test value is a string or, in three released records, a list such as `["123"]`; it is kept
-//! as released ([`TestValue::List`]) and never coerced.
+//! as released and never coerced.
 
-use rlvr_python_compat::json::{JsonStr, JsonString, Value, ValueRef};
+use rlvr_python_compat::json::{JsonStr, ValueRef};
 
 /// Why a JSON value is not a record: the field path and the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,69 +36,6 @@ impl RecordError {
     }
 }
 
-/// One dataset record, owned.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Record {
-    /// The chat messages given to the model (one user message in the released data).
-    pub prompt: Vec<Message>,
-    /// The tests.
-    pub label: Tests,
-    /// Routing and provenance fields, and the verifier target.
-    pub metadata: Metadata,
-}
-
-/// One chat message.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Message {
-    /// `user` in the released data.
-    pub role: JsonString,
-    /// The problem statement.
-    pub content: JsonString,
-}
-
-/// The `metadata` object.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Metadata {
-    /// Reward-routing identifier; `code`.
-    pub data_type: JsonString,
-    /// Inherited source tag; `coder1_longcot`.
-    pub data_source: JsonString,
-    /// Task category; `code`.
-    pub ability: JsonString,
-    /// Evaluation style; `rule`.
-    pub style: JsonString,
-    /// Inherited identifier; not unique per row.
-    pub hash: JsonString,
-    /// The verifier target; equal to `label` in the released data.
-    pub ground_truth: Tests,
-}
-
-/// A test specification, in one of the two released structures.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Tests {
-    /// `inputs[i]` is fed to the program, whose output is compared with `outputs[i]`.
-    InputOutput {
-        /// Program inputs.
-        inputs: Vec<TestValue>,
-        /// Expected outputs, paired by position with `inputs`.
-        outputs: Vec<TestValue>,
-    },
-    /// Python test strings (assertions calling the requested function).
-    Functional {
-        /// The test strings.
-        tests: Vec<JsonString>,
-    },
-}
-
-/// One input or expected output, as released.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TestValue {
-    /// The usual case: a string.
-    Text(JsonString),
-    /// The quirk of three records: a list (for example `["123"]`), kept unchanged.
-    List(Vec<Value>),
-}
-
 /// Which of the two test structures a specification uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TestKind {
@@ -105,28 +43,6 @@ pub enum TestKind {
     InputOutput,
     /// `functional`.
     Functional,
-}
-
-impl Tests {
-    /// The structure used.
-    pub fn kind(&self) -> TestKind {
-        match self {
-            Self::InputOutput { .. } => TestKind::InputOutput,
-            Self::Functional { .. } => TestKind::Functional,
-        }
-    }
-}
-
-impl Record {
-    /// Builds the owned record from a parsed line.
-    pub fn from_value(value: &ValueRef<'_>) -> Result<Self, RecordError> {
-        RecordRef::from_value(value)?.to_record()
-    }
-
-    /// The problem statement: the content of the first prompt message.
-    pub fn prompt_text(&self) -> Option<&JsonString> {
-        self.prompt.first().map(|message| &message.content)
-    }
 }
 
 /// One record, borrowed from a parsed line.
@@ -154,6 +70,15 @@ pub struct RecordRef<'v, 'a> {
     pub style: &'v JsonStr<'a>,
     /// `metadata.hash`.
     pub hash: &'v JsonStr<'a>,
+}
+
+/// One prompt message, borrowed.
+#[derive(Debug, Clone, Copy)]
+pub struct MessageRef<'v, 'a> {
+    /// `user` in the released data.
+    pub role: &'v JsonStr<'a>,
+    /// The problem statement.
+    pub content: &'v JsonStr<'a>,
 }
 
 /// A test specification, borrowed.
@@ -219,36 +144,6 @@ impl<'v, 'a> TestsRef<'v, 'a> {
             Self::InputOutput { .. } => TestKind::InputOutput,
             Self::Functional { .. } => TestKind::Functional,
         }
-    }
-
-    /// The owned form.
-    pub fn to_tests(&self) -> Tests {
-        match self {
-            Self::InputOutput { inputs, outputs } => Tests::InputOutput {
-                inputs: inputs.iter().map(to_test_value).collect(),
-                outputs: outputs.iter().map(to_test_value).collect(),
-            },
-            Self::Functional { tests } => Tests::Functional {
-                tests: tests
-                    .iter()
-                    .filter_map(|test| test.as_json_str().map(JsonStr::to_json_string))
-                    .collect(),
-            },
-        }
-    }
-}
-
-fn to_test_value(value: &ValueRef<'_>) -> TestValue {
-    match value {
-        ValueRef::String(string) => TestValue::Text(string.to_json_string()),
-        other => TestValue::List(
-            other
-                .as_array()
-                .unwrap_or_default()
-                .iter()
-                .map(ValueRef::to_owned_value)
-                .collect(),
-        ),
     }
 }
 
@@ -343,32 +238,19 @@ impl<'v, 'a> RecordRef<'v, 'a> {
         })
     }
 
-    /// The owned record; every prompt message must have string `role` and `content`.
-    pub fn to_record(&self) -> Result<Record, RecordError> {
-        let prompt = self
-            .prompt
+    /// The prompt's messages; every one must have string `role` and `content`.
+    pub fn messages(&self) -> Result<Vec<MessageRef<'v, 'a>>, RecordError> {
+        self.prompt
             .iter()
             .enumerate()
             .map(|(position, message)| {
                 let parent = format!("prompt[{position}]");
-                Ok(Message {
-                    role: string_member(message, &parent, "role")?.to_json_string(),
-                    content: string_member(message, &parent, "content")?.to_json_string(),
+                Ok(MessageRef {
+                    role: string_member(message, &parent, "role")?,
+                    content: string_member(message, &parent, "content")?,
                 })
             })
-            .collect::<Result<Vec<_>, RecordError>>()?;
-        Ok(Record {
-            prompt,
-            label: self.label.to_tests(),
-            metadata: Metadata {
-                data_type: self.data_type.to_json_string(),
-                data_source: self.data_source.to_json_string(),
-                ability: self.ability.to_json_string(),
-                style: self.style.to_json_string(),
-                hash: self.hash.to_json_string(),
-                ground_truth: self.ground_truth.to_tests(),
-            },
-        })
+            .collect()
     }
 
     /// Whether `label == metadata.ground_truth` in Python ([`crate::label_equals_ground_truth`]).

@@ -15,10 +15,11 @@
 //!
 //! The program's output reaches the checker as bytes in a memory file, never as code. A
 //! checker that crashes, runs past its limits, answers no verdict or a score outside [0, 1] has
-//! failed, never passed the output. Whose fault that is decides the test (issue 32,
-//! [`attribute_checker_failure`]): the checker is run on the test's expected output in the
-//! program's place, at most once per checker and test in a job (the verdicts are kept until
-//! [`CheckerJudge::finish_job`]); when it accepts that, the output made it fail
+//! failed, never passed the output. Whose fault that is decides the test (issue 32, decided by
+//! [`rlvr_verify::checker::judge`], the one entry point of checkers, which reaches this
+//! module through [`CheckerJudge::sandboxed`]): the checker is run on the test's expected
+//! output in the program's place, at most once per checker and test in a job (the verdicts are
+//! kept until [`CheckerJudge::finish_job`]); when it accepts that, the output made it fail
 //! ([`CheckerOutcome::Rejected`]: a wrong answer), else the checker is broken
 //! ([`CheckerOutcome::Error`]: `checker_error`, a `null` score).
 
@@ -34,12 +35,16 @@ use rlvr_languages::{
 };
 use rlvr_runner::{ChildEnding, JudgeOptions, TestLimits};
 use rlvr_sandbox::{ResourceLimits, Sandbox, WORK_DIRECTORY};
+use rlvr_verify::checker::{self, CheckedTest};
 use rlvr_verify::{
-    Checker, CheckerOutcome, CheckerScore, ExecutionResult, TestProgram, attribute_checker_failure,
-    checker_needed,
+    Checker, CheckerOutcome, CheckerScore, ExecutionResult, TestProgram, checker_needed,
 };
 
 use crate::runner_start::{RUNNER_CPU, RunnerProcess, start_runner};
+
+mod in_sandbox;
+
+pub use in_sandbox::CheckersInSandbox;
 
 /// rlvr's harness around a Python checker's source.
 const PYTHON_HARNESS: &str = include_str!("checker_harness.py");
@@ -180,8 +185,16 @@ impl CheckerJudge {
         let (Some(checker), Some(expected)) = (&program.checker, &program.expected) else {
             return;
         };
-        let input = program.stdin.as_deref().unwrap_or("");
-        let outcome = self.judge(sandbox, checker, input, &result.stdout, expected, limits);
+        let test = CheckedTest {
+            input: program.stdin.as_deref().unwrap_or(""),
+            expected,
+        };
+        let outcome = checker::judge(
+            checker,
+            test,
+            &result.stdout,
+            &mut self.sandboxed(sandbox, limits),
+        );
         if let CheckerOutcome::Error(reason) = &outcome
             && self.first_error.is_none()
         {
@@ -190,55 +203,20 @@ impl CheckerJudge {
         result.checker = Some(outcome);
     }
 
-    /// Judges one output with a sandboxed checker, a failure attributed (issue 32): when the
-    /// output makes the checker fail, the checker is run on `expected` in the output's place
-    /// (once per checker and test until [`CheckerJudge::finish_job`]) and the failure is the
-    /// output's ([`CheckerOutcome::Rejected`]) if it accepts that, the checker's
-    /// ([`CheckerOutcome::Error`]) if not. A built-in checker is decided here too (it runs in
-    /// the verifier: a pure comparison, which never fails).
-    pub fn judge(
-        &mut self,
-        sandbox: &Sandbox,
-        checker: &Checker,
-        input: &str,
-        output: &[u8],
-        expected: &str,
+    /// The sandboxed checkers of this judge in `sandbox` under `limits`, for
+    /// [`rlvr_verify::checker::judge`] (the one entry point of checkers): it runs them here,
+    /// and remembers a checker's verdict on a test's expected output until
+    /// [`CheckerJudge::finish_job`], so that it is asked at most once per checker and test.
+    pub fn sandboxed<'a>(
+        &'a mut self,
+        sandbox: &'a Sandbox,
         limits: CheckerLimits,
-    ) -> CheckerOutcome {
-        let on_output = match self.run_checker(sandbox, checker, input, output, expected, limits) {
-            Ok(outcome) => outcome,
-            // The checker never read the output: no failure of its is the output's.
-            Err(unstarted) => return CheckerOutcome::Error(unstarted),
-        };
-        if !matches!(on_output, CheckerOutcome::Error(_)) {
-            return on_output;
+    ) -> CheckersInSandbox<'a> {
+        CheckersInSandbox {
+            judge: self,
+            sandbox,
+            limits,
         }
-        let key = self.expected_key(checker, input, expected, limits);
-        if output == expected.as_bytes() {
-            // The output is the expected output: the checker fails on that, so it is broken.
-            self.remember_expected_verdict(key, on_output.clone());
-            return on_output;
-        }
-        attribute_checker_failure(on_output, || {
-            if let Some(known) = self.expected_verdicts.get(&key) {
-                return known.clone();
-            }
-            match self.run_checker(
-                sandbox,
-                checker,
-                input,
-                expected.as_bytes(),
-                expected,
-                limits,
-            ) {
-                Ok(on_expected) => {
-                    self.remember_expected_verdict(key, on_expected.clone());
-                    on_expected
-                }
-                // Not kept: the next test asks again.
-                Err(unstarted) => CheckerOutcome::Error(unstarted),
-            }
-        })
     }
 
     /// Identifies a checker's verdict on one test's expected output: a keyed hash (random per

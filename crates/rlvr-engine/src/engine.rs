@@ -76,6 +76,8 @@ pub struct EngineStatistics {
     pub verdicts: [AtomicU64; Verdict::ALL.len()],
     /// Jobs waiting in the queue right now.
     pub queued: AtomicU64,
+    /// Workers scoring a job, or helping with another worker's, right now.
+    pub busy_workers: AtomicU64,
     /// Stages of a job in which a worker with nothing queued ran at least one test (counted by
     /// the job's owner before its result is sent).
     pub helped_stages: AtomicU64,
@@ -289,7 +291,9 @@ fn work(
             Err(TryRecvError::Empty) => {
                 // Nothing queued: help a worker that is running a big job.
                 if let Some(stage) = board.find() {
+                    statistics.busy_workers.fetch_add(1, Ordering::Relaxed);
                     let helped = catch_unwind(AssertUnwindSafe(|| executor.help(&stage)));
+                    statistics.busy_workers.fetch_sub(1, Ordering::Relaxed);
                     if let Err(payload) = helped {
                         statistics.panics.fetch_add(1, Ordering::Relaxed);
                         tracing::error!(
@@ -309,6 +313,7 @@ fn work(
             }
         };
         let Task { job, reply } = task;
+        statistics.busy_workers.fetch_add(1, Ordering::Relaxed);
         statistics.queued.fetch_sub(1, Ordering::Relaxed);
         let scored = catch_unwind(AssertUnwindSafe(|| {
             score(&mut executor, sandbox, cancelled, &job, board)
@@ -340,6 +345,7 @@ fn work(
         }
         statistics.record_judging(&result);
         statistics.jobs.fetch_add(1, Ordering::Relaxed);
+        statistics.busy_workers.fetch_sub(1, Ordering::Relaxed);
         reply.send(result);
     }
 }

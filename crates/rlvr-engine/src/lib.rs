@@ -17,7 +17,7 @@ mod referee_pool;
 mod result_line;
 mod runner_start;
 
-pub use checking::{CheckerJudge, CheckerLimits, with_testlib_header};
+pub use checking::{CheckerJudge, CheckerLimits, CheckersInSandbox, with_testlib_header};
 pub use engine::{Engine, EngineConfig, EngineStatistics, Job, QueueFull, Reply};
 pub use in_order::InOrder;
 pub use job_line::{JobLine, JobLineError, JobTests, parse_job_line, parse_job_value};

@@ -59,7 +59,11 @@ public final class RlvrHarness {
 
     public static void main(String[] arguments) throws Exception {
         String mainClass = arguments[0];
-        URL jar = new URL("file:" + arguments[1]);
+        // The job's jar, then the libraries on its class path.
+        URL[] classPath = new URL[arguments.length - 1];
+        for (int index = 1; index < arguments.length; index++) {
+            classPath[index - 1] = new URL("file:" + arguments[index]);
+        }
         InputStream control = new FileInputStream("/proc/self/fd/5");
         OutputStream results = new FileOutputStream("/proc/self/fd/6");
         warmUp();
@@ -71,17 +75,20 @@ public final class RlvrHarness {
         int request;
         while ((request = control.read()) >= 0) {
             fresh.beforeTest();
-            int status = runOnce(mainClass, jar, fresh);
+            int status = runOnce(mainClass, classPath, fresh);
             if (request == 'l') {
                 // A fresh JVM's end: shutdown hooks run, and may print or halt with a status.
                 System.exit(status);
             }
             int flags = fresh.afterTest();
-            awaitKernelThreads(ownTasks);
             for (Thread thread : liveThreads(rootGroup())) {
                 if (!own.contains(thread) && thread.isAlive()) {
                     flags |= LEFTOVER;
                 }
+            }
+            if ((flags & LEFTOVER) == 0) {
+                // (A thread still running is the supervisor's to end, with the JVM, at once.)
+                awaitKernelThreads(ownTasks);
             }
             byte[] reply = {
                 (byte) status, (byte) (status >> 8), (byte) (status >> 16), (byte) (status >> 24),
@@ -460,14 +467,14 @@ public final class RlvrHarness {
     }
 
     /** One test: the program's main class, run as `java MainClass` would run it. */
-    private static int runOnce(String mainClass, URL jar, Fresh fresh) throws Exception {
+    private static int runOnce(String mainClass, URL[] classPath, Fresh fresh) throws Exception {
         // The streams the JDK gives a fresh JVM: a 128-byte buffer, flushed at line ends.
         System.setIn(new BufferedInputStream(new TestInput(FileDescriptor.in)));
         PrintStream out = new PrintStream(new BufferedOutputStream(new TestOutput(FileDescriptor.out), 128), true);
         PrintStream err = new PrintStream(new BufferedOutputStream(new TestOutput(FileDescriptor.err), 128), true);
         System.setOut(out);
         System.setErr(err);
-        URLClassLoader loader = new URLClassLoader(new URL[] {jar}, ClassLoader.getPlatformClassLoader());
+        URLClassLoader loader = new URLClassLoader(classPath, ClassLoader.getPlatformClassLoader());
         ThreadGroup group = new ThreadGroup("test");
         int[] status = {0};
         Thread main = new Thread(group, () -> {
@@ -526,8 +533,8 @@ public final class RlvrHarness {
     /**
      * Waits (at most 200 ms) until the threads the test started have left the kernel, not only
      * the JVM: a joined thread's kernel thread exits a moment later, and only then is its id
-     * free for the next test's threads (which must get the ids a fresh JVM's get). A thread
-     * still running is the LEFTOVER check's, not this wait's.
+     * free for the next test's threads (which must get the ids a fresh JVM's get). Only when
+     * no thread of the test is still running: such a test's JVM is replaced at once.
      */
     private static void awaitKernelThreads(int ownTasks) {
         long deadline = System.nanoTime() + 200_000_000L;

@@ -241,7 +241,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::language::Language;
+    use rlvr_language::Language;
 
     fn report(artifact: &[u8], status: CompileStatus) -> CompileReport {
         CompileReport {

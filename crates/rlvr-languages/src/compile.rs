@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use rlvr_sandbox::{Program, ResourceLimits, RunRequest, RunVerdict, Sandbox, Stdin, WorkFile};
 
-use crate::language::{CppStandard, Language, LanguageChoice};
 use crate::precompiled::PrecompiledHeaders;
 use crate::toolchain::Toolchain;
+use rlvr_language::{Language, LanguageChoice};
 
 /// Limits of one compile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,9 +171,11 @@ pub const C_FLAGS: &str = "-std=gnu11 -O2 -pipe -static -DONLINE_JUDGE -fmax-err
 pub const RUST_FLAGS: &str = "--edition 2021 -O --cfg ONLINE_JUDGE -C debuginfo=0 \
      -C strip=symbols -C target-feature=+crt-static --color never";
 /// javac flags: UTF-8 sources, no warnings for deprecated APIs (judges show none), a bounded
-/// compiler heap.
+/// compiler heap, and the libraries SandboxFusion's image ships on the class path
+/// (`java::LIBRARY_JARS`; a jar that is not installed is skipped by javac).
 pub const JAVAC_FLAGS: &str = "-J-Xmx768m -J-XX:+UseSerialGC -J-XX:CompressedClassSpaceSize=64m \
-     -J-XX:ReservedCodeCacheSize=64m -J-XX:TieredStopAtLevel=1 -encoding UTF-8 -nowarn";
+     -J-XX:ReservedCodeCacheSize=64m -J-XX:TieredStopAtLevel=1 -encoding UTF-8 -nowarn \
+     -cp /usr/share/java/javatuples.jar";
 
 /// The flags of `choice`, part of its cache key (and of `rlvr doctor`'s report).
 pub fn flags(choice: LanguageChoice) -> String {
@@ -258,14 +260,4 @@ pub(crate) fn compile_in_sandbox(
         diagnostics: cut(&diagnostics, DIAGNOSTICS_BYTES).to_owned(),
         artifact: compiled.then(|| Arc::from(artifact)),
     })
-}
-
-impl CppStandard {
-    /// A short name for keys and directories.
-    pub fn short_name(self) -> &'static str {
-        match self {
-            Self::Cpp17 => "cpp17",
-            Self::Cpp20 => "cpp20",
-        }
-    }
 }

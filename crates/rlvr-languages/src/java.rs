@@ -7,6 +7,20 @@ pub const HARNESS_SOURCE: &str = include_str!("../java/RlvrHarness.java");
 /// Its class.
 pub const HARNESS_CLASS: &str = "RlvrHarness";
 
+/// The libraries SandboxFusion's image puts on every Java program's class path, as Debian
+/// installs them (`libjavatuples-java`; `scripts/setup`): MultiPL-E's Java imports
+/// `org.javatuples`. Under `/usr`, so the sandbox sees them read-only. Also in
+/// [`crate::compile::JAVAC_FLAGS`].
+pub const LIBRARY_JARS: [&str; 1] = ["/usr/share/java/javatuples.jar"];
+
+/// The run-time class path of a program whose classes are in `jar`: the jar, then the libraries.
+pub fn class_path(jar: &str) -> String {
+    std::iter::once(jar)
+        .chain(LIBRARY_JARS)
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
 /// The JVM's flags for a test whose memory limit is `heap_megabytes`. Memory accounting: the
 /// heap (`-Xmx`) is the test's limit; what the JVM needs besides (class metadata, JIT code,
 /// thread stacks, about 40 to 100 MB) is bounded by the sandbox's cgroup, which allows the

@@ -1,4 +1,5 @@
-//! Languages beyond Python (issue 24): what each one is ([`Language`]), where its toolchain is
+//! Languages beyond Python (issue 24): what each one is ([`Language`], from the leaf crate
+//! `rlvr-language`, which the verifier uses without this one), where its toolchain is
 //! ([`Toolchains`]), how a source becomes something to run inside the sandbox ([`Compiler`]:
 //! compiled in the sandbox, once per distinct source thanks to a bounded [`CompileCache`]),
 //! and the exec supervisor that runs the result once per test in an isolated child
@@ -9,7 +10,7 @@
 mod cache;
 mod compile;
 mod java;
-mod language;
+mod libraries;
 mod precompiled;
 mod program;
 mod run_once;
@@ -27,13 +28,16 @@ pub use compile::{
     JAVAC_FLAGS, PRECOMPILED_IN_SANDBOX, RUST_FLAGS, flags,
 };
 pub use java::{main_class_in_jar, source_file_class};
-pub use language::{CppStandard, Language, LanguageChoice};
+pub use libraries::{LIBRARIES, Library};
 pub use precompiled::PrecompiledHeaders;
 pub use program::{
     ProgramLimits, address_space_limit, data_limit, program_spec, reports_out_of_memory,
     sandbox_memory_bytes,
 };
-pub use run_once::{Once, OnceError, OnceLimits, OnceRun, classify, run_once};
+pub use rlvr_language::{CppStandard, Language, LanguageChoice};
+pub use run_once::{
+    Once, OnceError, OnceLimits, OnceOptions, OnceRun, classify, run_once, run_once_with,
+};
 pub use supervisor::{Supervisor, SupervisorError};
 pub use toolchain::{Toolchain, ToolchainUnavailable, Toolchains};
 

@@ -14,8 +14,8 @@ use std::sync::Mutex;
 use sha2::{Digest, Sha256};
 
 use crate::compile::CPP_FLAGS;
-use crate::language::CppStandard;
 use crate::toolchain::Toolchain;
+use rlvr_language::CppStandard;
 
 /// The cache of precompiled headers, in a host directory.
 #[derive(Debug)]

@@ -2,8 +2,8 @@
 //! memory is accounted (docs/languages.md, "Memory accounting").
 
 use crate::exec_protocol::ProgramSpec;
-use crate::language::Language;
 use crate::toolchain::Toolchain;
+use rlvr_language::Language;
 
 /// Limits that shape a program's command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +26,11 @@ const ENVIRONMENT: [&str; 7] = [
     "HOME=/tmp",
     "TMPDIR=/tmp",
 ];
+
+/// Where Debian installs Node.js modules (`node-lodash`; `scripts/setup`): on `NODE_PATH`, so
+/// `require("lodash")` finds them, as in SandboxFusion's image. Under `/usr`, read-only in the
+/// sandbox.
+pub const NODE_LIBRARIES: &str = "/usr/share/nodejs";
 
 fn environment(extra: &[String]) -> Vec<Vec<u8>> {
     ENVIRONMENT
@@ -81,7 +86,7 @@ pub fn program_spec(
                     b"--preserve-symlinks-main".to_vec(),
                     b"/proc/self/fd/3".to_vec(),
                 ],
-                environment: environment(&[]),
+                environment: environment(&[format!("NODE_PATH={NODE_LIBRARIES}")]),
                 files: vec![source.as_bytes().to_vec()],
                 persistent: false,
             })
@@ -101,8 +106,8 @@ pub fn program_spec(
                     .map(String::into_bytes),
             );
             let files = match java_harness {
-                // The harness on the class path (descriptor 3), the job's jar (4) loaded
-                // afresh for every test.
+                // The harness on the class path (descriptor 3), the job's jar (4) and the
+                // libraries loaded afresh for every test.
                 Some(harness) => {
                     arguments.extend([
                         b"-cp".to_vec(),
@@ -111,12 +116,17 @@ pub fn program_spec(
                         main.into_bytes(),
                         b"/proc/self/fd/4".to_vec(),
                     ]);
+                    arguments.extend(
+                        crate::java::LIBRARY_JARS
+                            .iter()
+                            .map(|jar| jar.as_bytes().to_vec()),
+                    );
                     vec![harness.to_vec(), artifact?.to_vec()]
                 }
                 None => {
                     arguments.extend([
                         b"-cp".to_vec(),
-                        b"/proc/self/fd/3".to_vec(),
+                        crate::java::class_path("/proc/self/fd/3").into_bytes(),
                         main.into_bytes(),
                     ]);
                     vec![artifact?.to_vec()]

@@ -54,7 +54,15 @@ pub enum OnceError {
     Supervisor(#[from] crate::SupervisorError),
 }
 
-/// Compiles and runs `source` once with `stdin`.
+/// How a program is run once, besides its limits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OnceOptions {
+    /// Java with assertions enabled (`java -ea`), as SandboxFusion runs every Java program
+    /// (`/run_code`); the judge runs Java as competitive judges do, without (docs/languages.md).
+    pub java_assertions: bool,
+}
+
+/// Compiles and runs `source` once with `stdin`, as the judge runs it.
 pub fn run_once(
     sandbox: &Sandbox,
     compiler: &Compiler,
@@ -62,6 +70,27 @@ pub fn run_once(
     source: &str,
     stdin: &[u8],
     limits: OnceLimits,
+) -> Result<Once, OnceError> {
+    run_once_with(
+        sandbox,
+        compiler,
+        choice,
+        source,
+        stdin,
+        limits,
+        OnceOptions::default(),
+    )
+}
+
+/// Compiles and runs `source` once with `stdin`, with `options`.
+pub fn run_once_with(
+    sandbox: &Sandbox,
+    compiler: &Compiler,
+    choice: LanguageChoice,
+    source: &str,
+    stdin: &[u8],
+    limits: OnceLimits,
+    options: OnceOptions,
 ) -> Result<Once, OnceError> {
     let compiled = compiler.compile(sandbox, choice, source, limits.compile)?;
     let compile = compiled.map(|cached| cached.report);
@@ -78,7 +107,7 @@ pub fn run_once(
     } else {
         None
     };
-    let program = program_spec(
+    let mut program = program_spec(
         choice.language,
         toolchain,
         artifact.as_deref(),
@@ -91,6 +120,10 @@ pub fn run_once(
     .ok_or_else(|| {
         crate::SupervisorError::Load(format!("no way to run a {} program", choice.language))
     })?;
+    if options.java_assertions && choice.language == crate::Language::Java {
+        // Right after `java`: assertions on in every class but the JDK's, as `java -ea`.
+        program.arguments.insert(1, b"-ea".to_vec());
+    }
     let mut supervisor = Supervisor::start(
         sandbox,
         ResourceLimits {

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::language::Language;
+use rlvr_language::Language;
 
 /// How long a toolchain may take to print its version.
 const VERSION_DEADLINE: Duration = Duration::from_secs(20);

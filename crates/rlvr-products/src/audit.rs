@@ -4,7 +4,7 @@
 //! rule keeps, per row, 32 bytes (the normalised-prompt key and a digest of the tests) and is
 //! resolved at the end: a prompt group whose rows do not all share one test digest flags all of
 //! its rows. `answer_may_vary` rows are listed with the phrases that raised the flag
-//! ([`crate::answer_variety`]) and the checker their ground truth names, if any.
+//! ([`rlvr_dataset::answer_variety`]) and the checker their ground truth names, if any.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
@@ -12,11 +12,11 @@ use std::path::Path;
 use rlvr_dataset::record::RecordRef;
 use rlvr_dataset::{Line, LineError, ReadOptions, for_each_line};
 
-use crate::answer_variety::{VarietyKind, VarietyPhrase};
 use crate::audit_rules::{Flag, record_flags};
 use crate::bad_lines::note_bad_line;
 use crate::error::ProductsError;
 use crate::group_key::{GroupBy, GroupKey, group_key, key_of_bytes};
+use rlvr_dataset::answer_variety::{VarietyKind, VarietyPhrase};
 
 /// Example rows listed per flag in the text report.
 pub const EXAMPLES: usize = 5;

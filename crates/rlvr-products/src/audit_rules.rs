@@ -9,8 +9,8 @@ use regex::Regex;
 use rlvr_dataset::record::{RecordRef, TestsRef};
 use rlvr_python_compat::json::ValueRef;
 
-use crate::answer_variety::{VarietyPhrase, answer_variety};
 use crate::normalize::decode_lossy;
+use rlvr_dataset::answer_variety::{VarietyPhrase, answer_variety};
 
 /// One audit flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]

@@ -7,7 +7,6 @@
 
 #![forbid(unsafe_code)]
 
-pub mod answer_variety;
 pub mod arrow_build;
 pub mod audit;
 pub mod audit_rules;
@@ -15,7 +14,6 @@ pub mod bad_lines;
 pub mod card;
 pub mod charts;
 pub mod convert;
-pub mod dataset_rows;
 pub mod dedup;
 pub mod error;
 pub mod export;

@@ -2,14 +2,21 @@
 //! so that both ends of a live call speak one format.
 
 /// The referee's Python side: the package `rlvr_referee` (`referee/__init__.py`, the protocol's
-/// description), its modules under `referee/`, and the runner's `protocol` and `codec` as
-/// modules of this package too. Imported from memory by the runner's bootstrap.
+/// description), its modules under `referee/`, and the runner's `protocol` and value codec
+/// (`codec`, `encoder`, `decoder`) as modules of this package too. Imported from memory by the
+/// runner's bootstrap.
 pub const REFEREE_MODULES: &[(&str, &str)] = &[
     ("rlvr_referee", include_str!("referee/__init__.py")),
     ("rlvr_referee.codec", rlvr_runner::CODEC_SOURCE),
+    ("rlvr_referee.decoder", rlvr_runner::DECODER_SOURCE),
+    ("rlvr_referee.encoder", rlvr_runner::ENCODER_SOURCE),
     ("rlvr_referee.live", include_str!("referee/live.py")),
     ("rlvr_referee.main", include_str!("referee/main.py")),
     ("rlvr_referee.protocol", rlvr_runner::FRAMING_SOURCE),
+    (
+        "rlvr_referee.stand_ins",
+        include_str!("referee/stand_ins.py"),
+    ),
     ("rlvr_referee.test", include_str!("referee/test.py")),
 ];
 
@@ -34,7 +41,11 @@ mod tests {
             .unwrap()
             .map(|entry| entry.unwrap().file_name().into_string().unwrap())
             .filter(|name| name.ends_with(".py"))
-            .chain(["codec.py".to_owned(), "protocol.py".to_owned()])
+            .chain(
+                ["codec.py", "decoder.py", "encoder.py", "protocol.py"]
+                    .into_iter()
+                    .map(str::to_owned),
+            )
             .collect();
         files.sort();
         let mut modules: Vec<String> = REFEREE_MODULES

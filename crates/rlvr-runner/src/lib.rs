@@ -26,6 +26,8 @@ pub const RUNNER_MODULES: &[(&str, &str)] = &[
     ("rlvr_runner.batch", include_str!("runner/batch.py")),
     ("rlvr_runner.children", include_str!("runner/children.py")),
     ("rlvr_runner.codec", CODEC_SOURCE),
+    ("rlvr_runner.decoder", DECODER_SOURCE),
+    ("rlvr_runner.encoder", ENCODER_SOURCE),
     ("rlvr_runner.harness", include_str!("runner/harness.py")),
     ("rlvr_runner.isolation", include_str!("runner/isolation.py")),
     ("rlvr_runner.job", include_str!("runner/job.py")),
@@ -67,8 +69,15 @@ pub const FRAMING_SOURCE: &str = include_str!("runner/protocol.py");
 
 /// The value codec (`runner/codec.py`): the plain-data encoding of values that cross between a
 /// test child and the referee, a module of both packages (`.codec`) so both sides speak one
-/// format.
+/// format. It holds what both directions share; [`ENCODER_SOURCE`] and [`DECODER_SOURCE`] are
+/// its two directions, modules of both packages too (`.encoder`, `.decoder`).
 pub const CODEC_SOURCE: &str = include_str!("runner/codec.py");
+
+/// The codec's encoder (`runner/encoder.py`, `encode_values`).
+pub const ENCODER_SOURCE: &str = include_str!("runner/encoder.py");
+
+/// The codec's decoder (`runner/decoder.py`, `decode_values`).
+pub const DECODER_SOURCE: &str = include_str!("runner/decoder.py");
 
 /// The program the interpreter is started with (`runner/bootstrap.py`): it compiles the
 /// package's modules, whose sources its arguments hold, in a short-lived child (so that the
@@ -156,7 +165,8 @@ mod tests {
     #[test]
     fn a_source_crosses_in_pieces_linux_accepts_that_join_to_it() {
         let long_line = format!("x = '{}'\n", "é".repeat(ARGUMENT_PIECE_BYTES));
-        let long_module = CODEC_SOURCE.repeat(3);
+        // A real module, repeated until it needs more than two pieces.
+        let long_module = CODEC_SOURCE.repeat(2 * ARGUMENT_PIECE_BYTES / CODEC_SOURCE.len() + 1);
         for source in [long_module.as_str(), &long_line, "", "a\nb"] {
             let pieces = argument_pieces(source);
             assert_eq!(pieces.concat(), source);

@@ -12,6 +12,9 @@ use rlvr_verify::ProfileName;
 pub struct ServerConfig {
     /// Where to listen; loopback by default.
     pub address: SocketAddr,
+    /// A second listener serving only `/metrics` and `/health`, without the token
+    /// (`--metrics-listen`), for Prometheus: scraping never needs the key that runs programs.
+    pub metrics_address: Option<SocketAddr>,
     /// Engine worker threads (each runs one job at a time in its own sandbox).
     pub workers: usize,
     /// Jobs admitted and not yet finished, over all requests; beyond it requests get 429.
@@ -49,7 +52,7 @@ pub struct ServerConfig {
     /// The dataset file (`--dataset`) whose rows `/v1/verify` jobs may name by `index` or
     /// `hash` instead of carrying their `ground_truth` (issue 34): indexed by byte offset, each
     /// job reads its own row.
-    pub dataset: Option<std::sync::Arc<rlvr_products::dataset_rows::DatasetRows>>,
+    pub dataset: Option<std::sync::Arc<rlvr_dataset::DatasetRows>>,
 }
 
 impl Default for ServerConfig {
@@ -57,6 +60,7 @@ impl Default for ServerConfig {
         let workers = std::thread::available_parallelism().map_or(2, usize::from);
         Self {
             address: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            metrics_address: None,
             workers,
             max_queue: 16_384,
             max_body_bytes: 64 << 20,

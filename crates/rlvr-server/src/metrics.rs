@@ -2,7 +2,7 @@
 //! Prometheus text format (`prometheus-client`) together with the engine's own counters and
 //! the admission queue's figures, read at each scrape.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -130,16 +130,21 @@ impl Metrics {
 
     /// The whole exposition: the server's metrics, the engine's counters and the queue's
     /// figures as they are now.
-    pub(crate) fn render(
-        &self,
-        engine: &EngineStatistics,
-        admitted: usize,
-        capacity: usize,
-    ) -> String {
+    pub(crate) fn render(&self, engine: &EngineStatistics, figures: QueueFigures) -> String {
         let mut registry = Registry::default();
-        let count =
-            |value: &std::sync::atomic::AtomicU64| ConstCounter::new(value.load(Ordering::Relaxed));
-        let level = |value: u64| ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
+        self.register_requests(&mut registry);
+        register_engine(&mut registry, engine);
+        self.register_queue(&mut registry, engine, figures);
+        self.register_job_outcomes(&mut registry, engine);
+        self.register_connections(&mut registry);
+        let mut output = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut output, &registry);
+        output
+    }
+
+    /// Requests by route and status, their latency, the jobs' latency and what is in flight.
+    fn register_requests(&self, registry: &mut Registry) {
         registry.register(
             "rlvr_requests",
             "HTTP requests by route and status",
@@ -162,54 +167,46 @@ impl Metrics {
             "Requests being served",
             self.in_flight.clone(),
         );
-        registry.register("rlvr_jobs", "Jobs the engine finished", count(&engine.jobs));
-        registry.register(
-            "rlvr_tests",
-            "Tests executed (not skipped)",
-            count(&engine.tests),
-        );
-        let verdicts = Family::<VerdictLabels, Counter>::default();
-        for (verdict, value) in Verdict::ALL.iter().zip(&engine.verdicts) {
-            let name = serde_json::to_value(verdict)
-                .ok()
-                .and_then(|value| value.as_str().map(str::to_owned))
-                .unwrap_or_default();
-            verdicts
-                .get_or_create(&VerdictLabels { verdict: name })
-                .inc_by(value.load(Ordering::Relaxed));
-        }
-        registry.register("rlvr_test_verdicts", "Tests by verdict", verdicts);
-        let tampering = Family::<KindLabels, Counter>::default();
-        for (kind, value) in TamperKind::ALL.iter().zip(&engine.tampering) {
-            tampering
-                .get_or_create(&KindLabels { kind: kind.name() })
-                .inc_by(value.load(Ordering::Relaxed));
-        }
-        registry.register(
-            "rlvr_tampering",
-            "Tests in which the solution tried each kind of tampering",
-            tampering,
-        );
-        registry.register(
-            "rlvr_untrusted_comparisons",
-            "Comparisons between two of a solution's own objects in judge functional tests (the solution's word)",
-            count(&engine.untrusted_comparisons),
-        );
+    }
+
+    /// The admission queue, the engine's queue and its workers (refusals at a full queue are
+    /// registered with the connections, where the exposition has always listed them).
+    fn register_queue(
+        &self,
+        registry: &mut Registry,
+        engine: &EngineStatistics,
+        figures: QueueFigures,
+    ) {
         registry.register(
             "rlvr_queue_depth",
             "Jobs admitted and not yet finished, over all requests",
-            level(admitted as u64),
+            level(figures.admitted as u64),
         );
         registry.register(
             "rlvr_queue_capacity",
             "Most jobs admitted at once (--max-queue)",
-            level(capacity as u64),
+            level(figures.capacity as u64),
         );
         registry.register(
             "rlvr_engine_queued",
             "Jobs waiting in the engine for a worker",
             level(engine.queued.load(Ordering::Relaxed)),
         );
+        registry.register(
+            "rlvr_workers",
+            "Engine worker threads (--workers)",
+            level(figures.workers as u64),
+        );
+        registry.register(
+            "rlvr_workers_busy",
+            "Workers scoring a job, or helping with another worker's, right now",
+            level(engine.busy_workers.load(Ordering::Relaxed)),
+        );
+    }
+
+    /// Jobs that ended without a score of their own: cancelled, late, sandbox or checker
+    /// failures, and panics.
+    fn register_job_outcomes(&self, registry: &mut Registry, engine: &EngineStatistics) {
         for (name, help, counter) in [
             (
                 "rlvr_jobs_cancelled",
@@ -244,6 +241,11 @@ impl Metrics {
             "Panics caught while scoring a job (each job answered sandbox_error; the worker went on)",
             count(&engine.panics),
         );
+    }
+
+    /// Refusals and client connections: requests refused at a full queue, connections open,
+    /// refused, evicted and closed idle, and requests too late.
+    fn register_connections(&self, registry: &mut Registry) {
         registry.register(
             "rlvr_queue_full",
             "Requests refused with 429 because the queue was full",
@@ -287,11 +289,65 @@ impl Metrics {
             "Requests answered 408: headers or body too late",
             timeouts,
         );
-        let mut output = String::new();
-        // Writing to a String cannot fail.
-        let _ = prometheus_client::encoding::prometheus_text::encode(&mut output, &registry);
-        output
     }
+}
+
+/// The admission queue's and the engine's sizes at the time of a scrape.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct QueueFigures {
+    /// Jobs admitted and not yet finished.
+    pub(crate) admitted: usize,
+    /// `--max-queue`.
+    pub(crate) capacity: usize,
+    /// Engine worker threads.
+    pub(crate) workers: usize,
+}
+
+/// A counter read from one of the engine's atomics.
+fn count(value: &AtomicU64) -> ConstCounter<u64> {
+    ConstCounter::new(value.load(Ordering::Relaxed))
+}
+
+/// A gauge of a count, saturating at `i64::MAX`.
+fn level(value: u64) -> ConstGauge<i64> {
+    ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX))
+}
+
+/// The engine's own counters: jobs, tests, verdicts, tampering and untrusted comparisons.
+fn register_engine(registry: &mut Registry, engine: &EngineStatistics) {
+    registry.register("rlvr_jobs", "Jobs the engine finished", count(&engine.jobs));
+    registry.register(
+        "rlvr_tests",
+        "Tests executed (not skipped)",
+        count(&engine.tests),
+    );
+    let verdicts = Family::<VerdictLabels, Counter>::default();
+    for (verdict, value) in Verdict::ALL.iter().zip(&engine.verdicts) {
+        let name = serde_json::to_value(verdict)
+            .ok()
+            .and_then(|value| value.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        verdicts
+            .get_or_create(&VerdictLabels { verdict: name })
+            .inc_by(value.load(Ordering::Relaxed));
+    }
+    registry.register("rlvr_test_verdicts", "Tests by verdict", verdicts);
+    let tampering = Family::<KindLabels, Counter>::default();
+    for (kind, value) in TamperKind::ALL.iter().zip(&engine.tampering) {
+        tampering
+            .get_or_create(&KindLabels { kind: kind.name() })
+            .inc_by(value.load(Ordering::Relaxed));
+    }
+    registry.register(
+        "rlvr_tampering",
+        "Tests in which the solution tried each kind of tampering",
+        tampering,
+    );
+    registry.register(
+        "rlvr_untrusted_comparisons",
+        "Comparisons between two of a solution's own objects in judge functional tests (the solution's word)",
+        count(&engine.untrusted_comparisons),
+    );
 }
 
 #[cfg(test)]
@@ -315,7 +371,15 @@ mod tests {
         metrics.connections_open.inc();
         let engine = EngineStatistics::default();
         engine.jobs.store(3, Ordering::Relaxed);
-        let text = metrics.render(&engine, 5, 16);
+        engine.busy_workers.store(2, Ordering::Relaxed);
+        let text = metrics.render(
+            &engine,
+            QueueFigures {
+                admitted: 5,
+                capacity: 16,
+                workers: 4,
+            },
+        );
         assert_eq!(
             value(&text, "rlvr_job_duration_seconds_bucket{le=\"0.005\"}"),
             Some(1.0),
@@ -363,6 +427,8 @@ mod tests {
         assert_eq!(value(&text, "rlvr_queue_depth"), Some(5.0), "{text}");
         assert_eq!(value(&text, "rlvr_queue_capacity"), Some(16.0), "{text}");
         assert_eq!(value(&text, "rlvr_connections_open"), Some(1.0), "{text}");
+        assert_eq!(value(&text, "rlvr_workers"), Some(4.0), "{text}");
+        assert_eq!(value(&text, "rlvr_workers_busy"), Some(2.0), "{text}");
         assert_eq!(
             value(&text, "rlvr_test_verdicts_total{verdict=\"pass\"}"),
             Some(0.0),

@@ -5,11 +5,12 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::checker::Checker;
+use crate::checker::{CheckerOutcome, CheckerScore};
 use crate::plan::{ExecutionPlan, StageCondition};
 use crate::profile::ProfileName;
 use crate::scoring::{KLEAR_NO_CODE, Scoring};
 use crate::tampering::{TamperCounts, Tampering};
-use crate::verdict::{CheckerOutcome, CheckerScore, ExecutionResult, Verdict};
+use crate::verdict::{ExecutionResult, Verdict};
 
 /// How a job ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

@@ -9,7 +9,7 @@
 //!
 //! The reference profiles are Python-only, as their references are: they ignore both keys.
 
-use rlvr_languages::{Language, LanguageChoice};
+use rlvr_language::{Language, LanguageChoice};
 
 use crate::extraction::{FencedBlock, judge_blocks};
 use rlvr_python_compat::text::python_strip;
@@ -141,7 +141,7 @@ mod tests {
             allowed: None,
         };
         let (_, choice) = select_code("```c++\nint main(){}\n```", &request).expect("code");
-        assert_eq!(choice.cpp_standard, rlvr_languages::CppStandard::Cpp20);
+        assert_eq!(choice.cpp_standard, rlvr_language::CppStandard::Cpp20);
     }
 
     #[test]

@@ -9,10 +9,9 @@
 #![forbid(unsafe_code)]
 
 mod assembly;
-mod checker;
-pub mod checker_assurance;
-mod checker_fault;
+pub mod checker;
 pub mod comparison;
+mod dataset_row;
 mod decimal;
 mod exit_code;
 mod extraction;
@@ -33,9 +32,12 @@ mod value_join;
 mod verdict;
 
 pub use assembly::FunctionalAssembly;
-pub use checker::{BUILT_IN_CHECKERS, BuiltInChecker, Checker, Tolerance};
-pub use checker_fault::attribute_checker_failure;
+pub use checker::{
+    BUILT_IN_CHECKERS, BuiltInChecker, Checker, CheckerOutcome, CheckerScore, Tolerance,
+    checker_needed,
+};
 pub use comparison::OutputComparison;
+pub use dataset_row::{RowTestsError, row_tests};
 pub use exit_code::{ExitCodePolicy, RunMode};
 pub use extraction::{Extraction, FencedBlock, judge_blocks};
 pub use format_gate::{FormatFailure, FormatGate};
@@ -50,7 +52,7 @@ pub use plan::{
 };
 pub use profile::{Profile, ProfileError, ProfileName, describe_profiles};
 pub use program_text::ProgramText;
-pub use rlvr_languages::{Language, LanguageChoice};
+pub use rlvr_language::{Language, LanguageChoice};
 pub use rlvr_python_compat::loads::{JsonTextError, from_python_json, parse_python_json};
 pub use scoring::{
     CODE_R1_FAILURE, CODE_R1_FORMAT_ERROR, CODE_R1_SUCCESS, KLEAR_MISSING_THINK_CLOSE,
@@ -58,12 +60,6 @@ pub use scoring::{
 };
 pub use selection::{TestSelection, sample_indices};
 pub use tampering::{TamperCounts, TamperKind, Tampering};
-pub use test_suite::{
-    FunctionalTests, InputOutputTest, MAX_TESTS, ParsedTests, ParsedValue, TestSuite,
-    TestSuiteError, json_kind,
-};
+pub use test_suite::{MAX_TESTS, TestSuite, TestSuiteError, json_kind};
 pub use value_join::ValueJoin;
-pub use verdict::{
-    CheckerOutcome, CheckerScore, ExecutionResult, RefereeVerdict, Verdict, checker_needed,
-    judge_test,
-};
+pub use verdict::{ExecutionResult, RefereeVerdict, Verdict, judge_test};

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rlvr_languages::{Language, LanguageChoice};
+use rlvr_language::{Language, LanguageChoice};
 
 use crate::assembly::{FunctionalAssembly, klear_functional, plain_functional, single_functional};
 use crate::checker::Checker;
@@ -19,7 +19,8 @@ use crate::profile::{Profile, ProfileName};
 use crate::program_text::{ProgramText, SharedHeads};
 use crate::scoring::{PRIME_SCORED_TESTS, Scoring};
 use crate::selection::select_tests;
-use crate::test_suite::{FunctionalTests, ParsedTests, TestSuite};
+use crate::test_suite::TestSuite;
+use rlvr_dataset::{FunctionalTests, Tests};
 
 /// Per-job options from the command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -208,7 +209,7 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
             None,
         ));
     };
-    if language.language != Language::Python && matches!(suite.tests, ParsedTests::Functional(_)) {
+    if language.language != Language::Python && matches!(suite.tests, Tests::Functional(_)) {
         // Functional tests are Python asserts: a solution in another language cannot be
         // called by them. Asked for by the job, that is the job's mistake; chosen by the
         // response, it is the response's failure.
@@ -232,7 +233,7 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
         ));
     }
 
-    if profile.name == ProfileName::Prime && matches!(suite.tests, ParsedTests::Functional(_)) {
+    if profile.name == ProfileName::Prime && matches!(suite.tests, Tests::Functional(_)) {
         // prime_code reads `test_cases["inputs"]`, which a functional record lacks: the
         // KeyError is caught and the response scores False (0.0) without running anything.
         return Plan::Finished(JobResult::early(
@@ -247,7 +248,7 @@ pub fn plan(profile: &Profile, response: &str, suite: &TestSuite, options: &Plan
     let mut runner = profile.runner;
     let mut exit_code_policy = profile.exit_code_policy;
     let rllm_functional =
-        profile.name == ProfileName::Rllm && matches!(suite.tests, ParsedTests::Functional(_));
+        profile.name == ProfileName::Rllm && matches!(suite.tests, Tests::Functional(_));
     if rllm_functional {
         // rllm's leetcode path: one real process (firejail, 30 s, 4 GiB, as Code-R1's line),
         // passing iff it exits 0; not the in-process LiveCodeBench harness.
@@ -350,7 +351,7 @@ fn build_programs(
         ..functional(test_index, ProgramText::whole(Arc::clone(&shared_code)))
     };
     match &suite.tests {
-        ParsedTests::InputOutput(tests) => selected
+        Tests::InputOutput(tests) => selected
             .iter()
             .map(|&index| TestProgram {
                 test_index: index,
@@ -361,7 +362,7 @@ fn build_programs(
                 checker: suite.checker.clone(),
             })
             .collect(),
-        ParsedTests::Functional(FunctionalTests::Single(block)) => {
+        Tests::Functional(FunctionalTests::Single(block)) => {
             let source = match profile.functional {
                 FunctionalAssembly::KlearPerAssert => klear_functional(code, block),
                 FunctionalAssembly::SingleProgram { with_prefix } => {
@@ -372,7 +373,7 @@ fn build_programs(
             };
             vec![functional(0, ProgramText::whole(source))]
         }
-        ParsedTests::Functional(FunctionalTests::List(statements)) => match profile.functional {
+        Tests::Functional(FunctionalTests::List(statements)) => match profile.functional {
             FunctionalAssembly::SingleProgram { with_prefix } => {
                 let chosen: Vec<&str> = selected
                     .iter()

@@ -1,6 +1,7 @@
-//! A record's tests, parsed from its ground truth (a JSON object or a JSON string holding
-//! one): paired `inputs`/`outputs` whose values are strings or lists, or `functional` assert
-//! strings (a list, or a single string as Code-R1 writes it).
+//! A record's tests, parsed from its ground truth (a JSON object or a JSON string holding one)
+//! into [`rlvr_dataset::Tests`], the one type they are held in: paired `inputs`/`outputs`
+//! whose values are strings or lists, or `functional` assert strings (a list, or a single
+//! string as Code-R1 writes it).
 //!
 //! Every value is validated here, before anything uses it: a `timeout` that is negative, zero,
 //! over an hour or not a number, a `max_test_cases` that is not a positive integer, more
@@ -15,6 +16,7 @@ use serde_json::Value;
 
 use crate::checker::Checker;
 use crate::limits::seconds_in_range;
+use rlvr_dataset::{FunctionalTests, InputOutputTest, TestValue, Tests};
 use rlvr_python_compat::loads::parse_python_json;
 
 /// Most tests one ground truth may hold: eight times the dataset's largest record (1,226
@@ -22,40 +24,12 @@ use rlvr_python_compat::loads::parse_python_json;
 /// program (or a referee run) and a line of `--details` output.
 pub const MAX_TESTS: usize = 10_000;
 
-/// One input or expected output value: the dataset holds strings, and a few lists of values
-/// (for example `["123"]`); both are kept as they are and joined per profile later.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ParsedValue {
-    /// A plain string, used verbatim.
-    Text(String),
-    /// A list of JSON values, rendered with Python's `str()` and joined per profile.
-    List(Vec<Value>),
-}
-
-/// One stdin/stdout test.
-#[derive(Debug, Clone, PartialEq)]
-pub struct InputOutputTest {
-    /// What the program reads on standard input.
-    pub input: ParsedValue,
-    /// What the program must print.
-    pub output: ParsedValue,
-}
-
-/// Functional tests: Python statements (usually asserts) run after the solution.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FunctionalTests {
-    /// One statement per test, as the dataset stores them.
-    List(Vec<String>),
-    /// A single block of statements counted as one test (Code-R1's format).
-    Single(String),
-}
-
 /// The tests of one record plus the optional per-record settings Klear reads from the
 /// ground truth (`timeout` seconds and `max_test_cases`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TestSuite {
     /// The tests themselves.
-    pub tests: ParsedTests,
+    pub tests: Tests,
     /// `ground_truth["timeout"]` when present: Klear's per-test time limit, validated to
     /// (0, 3600] seconds.
     pub time_limit: Option<Duration>,
@@ -64,15 +38,6 @@ pub struct TestSuite {
     /// `ground_truth["checker"]` when present (input/output tests only): judges each test's
     /// output instead of the profile's comparison.
     pub checker: Option<Checker>,
-}
-
-/// The two test structures of the dataset.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ParsedTests {
-    /// Paired stdin/stdout tests.
-    InputOutput(Vec<InputOutputTest>),
-    /// Statements run after the solution.
-    Functional(FunctionalTests),
 }
 
 /// Why a ground truth could not be turned into tests; names the key and index at fault.
@@ -178,11 +143,11 @@ impl TestSuite {
         };
         // Klear checks `functional` before `inputs`/`outputs`; so do we.
         let tests = if let Some(functional) = member(object, "functional") {
-            ParsedTests::Functional(parse_functional(functional)?)
+            Tests::Functional(parse_functional(functional)?)
         } else {
             match (member(object, "inputs"), member(object, "outputs")) {
                 (Some(inputs), Some(outputs)) => {
-                    ParsedTests::InputOutput(parse_input_output(inputs, outputs)?)
+                    Tests::InputOutput(parse_input_output(inputs, outputs)?)
                 }
                 (Some(_), None) => {
                     return Err(TestSuiteError::MissingPair {
@@ -200,7 +165,7 @@ impl TestSuite {
             }
         };
         let checker = Checker::from_ground_truth(object)?;
-        if checker.is_some() && matches!(tests, ParsedTests::Functional(_)) {
+        if checker.is_some() && matches!(tests, Tests::Functional(_)) {
             return Err(TestSuiteError::Checker {
                 key: "checker",
                 reason: "applies to \"inputs\"/\"outputs\" tests; this ground truth has \"functional\" tests".to_owned(),
@@ -218,11 +183,7 @@ impl TestSuite {
 
     /// How many tests the suite holds (a single functional string counts as one).
     pub fn len(&self) -> usize {
-        match &self.tests {
-            ParsedTests::InputOutput(tests) => tests.len(),
-            ParsedTests::Functional(FunctionalTests::List(statements)) => statements.len(),
-            ParsedTests::Functional(FunctionalTests::Single(_)) => 1,
-        }
+        self.tests.len()
     }
 
     /// Whether the suite holds no test (parsing never produces one; kept for clippy's sake).
@@ -296,7 +257,7 @@ fn parse_functional(value: &Value) -> Result<FunctionalTests, TestSuiteError> {
     }
 }
 
-fn parse_values(key: &'static str, value: &Value) -> Result<Vec<ParsedValue>, TestSuiteError> {
+fn parse_values(key: &'static str, value: &Value) -> Result<Vec<TestValue>, TestSuiteError> {
     let Value::Array(items) = value else {
         return Err(TestSuiteError::WrongType {
             key,
@@ -309,8 +270,8 @@ fn parse_values(key: &'static str, value: &Value) -> Result<Vec<ParsedValue>, Te
         .iter()
         .enumerate()
         .map(|(index, item)| match item {
-            Value::String(text) => Ok(ParsedValue::Text(text.clone())),
-            Value::Array(values) => Ok(ParsedValue::List(values.clone())),
+            Value::String(text) => Ok(TestValue::Text(text.clone())),
+            Value::Array(values) => Ok(TestValue::List(values.clone())),
             other => Err(TestSuiteError::WrongElementType {
                 key,
                 index,
@@ -354,15 +315,12 @@ mod tests {
             "outputs": ["0\n", ["8", 9]]
         }))
         .unwrap();
-        let ParsedTests::InputOutput(tests) = &suite.tests else {
+        let Tests::InputOutput(tests) = &suite.tests else {
             panic!("expected input/output tests");
         };
         assert_eq!(tests.len(), 2);
-        assert_eq!(tests[1].input, ParsedValue::List(vec![json!("123")]));
-        assert_eq!(
-            tests[1].output,
-            ParsedValue::List(vec![json!("8"), json!(9)])
-        );
+        assert_eq!(tests[1].input, TestValue::List(vec![json!("123")]));
+        assert_eq!(tests[1].output, TestValue::List(vec![json!("8"), json!(9)]));
     }
 
     #[test]
@@ -371,7 +329,7 @@ mod tests {
             TestSuite::from_value(&json!("{\"functional\": [\"assert f(1) == 2\"]}")).unwrap();
         assert_eq!(
             suite.tests,
-            ParsedTests::Functional(FunctionalTests::List(vec!["assert f(1) == 2".into()]))
+            Tests::Functional(FunctionalTests::List(vec!["assert f(1) == 2".into()]))
         );
         let single = TestSuite::from_json_str(r#"{"functional": "assert f(1) == 2"}"#).unwrap();
         assert_eq!(single.len(), 1);
@@ -396,10 +354,10 @@ mod tests {
     fn issue_13_json_string_ground_truths_are_read_as_python_reads_them() {
         let suite =
             TestSuite::from_json_str(r#"{"inputs": ["\ud800\n"], "outputs": ["x"]}"#).unwrap();
-        let ParsedTests::InputOutput(tests) = &suite.tests else {
+        let Tests::InputOutput(tests) = &suite.tests else {
             panic!("expected input/output tests");
         };
-        assert_eq!(tests[0].input, ParsedValue::Text("\u{fffd}\n".into()));
+        assert_eq!(tests[0].input, TestValue::Text("\u{fffd}\n".into()));
         let error =
             TestSuite::from_value(&json!(r#"{"functional": ["assert 1"], "timeout": NaN}"#))
                 .unwrap_err()
@@ -418,9 +376,7 @@ mod tests {
             "timeout": null, "max_test_cases": null
         }))
         .unwrap();
-        assert!(
-            matches!(input_output.tests, ParsedTests::InputOutput(ref tests) if tests.len() == 1)
-        );
+        assert!(matches!(input_output.tests, Tests::InputOutput(ref tests) if tests.len() == 1));
         assert_eq!(
             (input_output.time_limit, input_output.max_test_cases),
             (None, None)

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::test_suite::ParsedValue;
+use rlvr_dataset::TestValue;
 
 /// The separator placed between the elements of a list value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -30,9 +30,9 @@ impl ValueJoin {
 
     /// Renders an expected output: like [`ValueJoin::render`], except that rllm keeps only a
     /// list's first element (an empty list raises `IndexError` upstream; it is empty here).
-    pub fn render_output(self, value: &ParsedValue) -> String {
+    pub fn render_output(self, value: &TestValue) -> String {
         match (self, value) {
-            (Self::NewlineFirstOutput, ParsedValue::List(items)) => {
+            (Self::NewlineFirstOutput, TestValue::List(items)) => {
                 items.first().map(python_str).unwrap_or_default()
             }
             _ => self.render(value),
@@ -40,10 +40,10 @@ impl ValueJoin {
     }
 
     /// Renders a test value: text verbatim, lists as Python `str()` of each element joined.
-    pub fn render(self, value: &ParsedValue) -> String {
+    pub fn render(self, value: &TestValue) -> String {
         match value {
-            ParsedValue::Text(text) => text.clone(),
-            ParsedValue::List(items) => items
+            TestValue::Text(text) => text.clone(),
+            TestValue::List(items) => items
                 .iter()
                 .map(python_str)
                 .collect::<Vec<_>>()
@@ -141,9 +141,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn list(value: Value) -> ParsedValue {
+    fn list(value: Value) -> TestValue {
         match value {
-            Value::Array(items) => ParsedValue::List(items),
+            Value::Array(items) => TestValue::List(items),
             other => panic!("not a list: {other}"),
         }
     }
@@ -168,7 +168,7 @@ mod tests {
             "1 2\n3"
         );
         assert_eq!(
-            ValueJoin::Newline.render(&ParsedValue::Text("x\n".into())),
+            ValueJoin::Newline.render(&TestValue::Text("x\n".into())),
             "x\n"
         );
     }
@@ -178,7 +178,7 @@ mod tests {
         let join = ValueJoin::NewlineFirstOutput;
         assert_eq!(join.render(&list(json!(["1 2", "3"]))), "1 2\n3");
         assert_eq!(join.render_output(&list(json!(["1 2", "3"]))), "1 2");
-        assert_eq!(join.render_output(&ParsedValue::Text("4\n".into())), "4\n");
+        assert_eq!(join.render_output(&TestValue::Text("4\n".into())), "4\n");
         assert_eq!(
             ValueJoin::Newline.render_output(&list(json!(["1", "2"]))),
             "1\n2"

@@ -7,7 +7,7 @@
 mod command;
 mod exit;
 mod progress;
-mod start_sandbox;
+mod sandbox_setup;
 mod stdout;
 
 use std::process::ExitCode;

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use rlvr_engine::{CheckerJudge, CheckerLimits, Engine, EngineConfig, Job};
 use rlvr_sandbox::{Sandbox, SandboxConfig};
+use rlvr_verify::checker::{self, CheckedTest};
 use rlvr_verify::{
     Checker, CheckerOutcome, CheckerScore, JobResult, PlanOptions, Profile, ProfileName, Status,
     TestSuite, Verdict,
@@ -684,6 +685,10 @@ fn issue_32_a_checker_broken_on_the_expected_output_stays_a_checker_error() {
 /// once in 128), and each job tosses again (ten jobs tossing alike: once in 512).
 #[test]
 fn issue_32_the_expected_outputs_verdict_is_asked_once_per_test_in_a_job() {
+    const TEST: CheckedTest<'static> = CheckedTest {
+        input: "1\n",
+        expected: "1\n",
+    };
     let sandbox = Sandbox::new(SandboxConfig {
         read_only_directories: rlvr_languages::sandbox_directories(),
         ..SandboxConfig::default()
@@ -698,7 +703,13 @@ fn issue_32_the_expected_outputs_verdict_is_asked_once_per_test_in_a_job() {
         let outcomes: Vec<bool> = (0..8)
             .map(|garbage| {
                 let output = format!("garbage {garbage}\n");
-                match judge.judge(&sandbox, &checker, "1\n", output.as_bytes(), "1\n", limits) {
+                let judged = checker::judge(
+                    &checker,
+                    TEST,
+                    output.as_bytes(),
+                    &mut judge.sandboxed(&sandbox, limits),
+                );
+                match judged {
                     CheckerOutcome::Rejected(reason) => {
                         assert!(reason.contains("ValueError: garbage"), "{reason}");
                         true
@@ -725,7 +736,7 @@ fn issue_32_the_expected_outputs_verdict_is_asked_once_per_test_in_a_job() {
         "def check(input, output, expected):\n    return output == expected\n",
     ));
     assert_eq!(
-        judge.judge(&sandbox, &sound, "1\n", b"2\n", "1\n", limits),
+        checker::judge(&sound, TEST, b"2\n", &mut judge.sandboxed(&sandbox, limits)),
         CheckerOutcome::Score(CheckerScore::new(0.0).unwrap())
     );
 }

@@ -249,7 +249,7 @@ proptest! {
         for record in &records {
             let line = record.line();
             // Every generated line is a record the reader accepts.
-            rlvr_dataset::parse_record(&line).map_err(|error| {
+            rlvr_dataset::check_record(&line).map_err(|error| {
                 TestCaseError::fail(format!("{error}: {}", String::from_utf8_lossy(&line)))
             })?;
             source.extend_from_slice(&line);

@@ -9,8 +9,9 @@ import sys
 import types
 
 from .codec import CODEC_STANDARD_MODULES, Malformed, named_builtin
-from .live import Forged, LiveSession, MissingName, NotData, SolutionEnded, SolutionError, SolutionObject, exception_text
+from .live import Forged, LiveSession, SolutionEnded, SolutionError, exception_text
 from .protocol import REQUEST_FD, read_exact, read_frame, write_frame
+from .stand_ins import MissingName, NotData, SolutionObject
 
 
 CONVENTIONAL_MODULES = {"np": "numpy", "pd": "pandas"}

@@ -30,7 +30,9 @@ import json
 import struct
 import types
 
-from .codec import CODEC_STANDARD_MODULES, Malformed, builtin_reference, decode_values, encode_values, named_builtin
+from .codec import CODEC_STANDARD_MODULES, Malformed, builtin_reference, named_builtin
+from .decoder import decode_values
+from .encoder import encode_values
 from .protocol import read_exact, write_all
 
 

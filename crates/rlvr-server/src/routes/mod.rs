@@ -72,6 +72,18 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
+/// The metrics-only port (`--metrics-listen`): `/metrics` and `/health` without the token,
+/// nothing else (every other path is a 404 naming the port). Its requests are not counted in
+/// `rlvr_requests_total`, so scrapes do not show as trainer traffic.
+pub(crate) fn metrics_router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/metrics", get(health::metrics))
+        .route("/health", get(health::health))
+        .fallback(health::metrics_port_not_found)
+        .layer(DefaultBodyLimit::max(0))
+        .with_state(state)
+}
+
 /// Decodes a JSON body; 413 past the body limit, 400 with the reason (and the field's path)
 /// otherwise.
 pub(crate) fn json_body<T: DeserializeOwned>(

@@ -6,6 +6,12 @@
 //! `nodejs`, `go`, `rust`. A compiled language is compiled in the sandbox within
 //! `compile_timeout` (through the shared compile cache) and answered with SandboxFusion's
 //! `compile_result`; a program that does not compile has no `run_result`, as there.
+//!
+//! `bash` runs as Python does, one sandboxed process (issue 35). Their `files` may be in
+//! directories and `fetch_files` come back base64, placed and read inside the sandbox
+//! (`run_code_files`, issue 35).
+
+mod run_code_files;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,9 +24,11 @@ use axum::extract::rejection::BytesRejection;
 use base64::Engine as _;
 use rlvr_languages::exec_protocol::ending;
 use rlvr_languages::{
-    CompileLimits, CompileReport, CompileStatus, Compiler, Language, Once, OnceLimits, run_once,
+    CompileLimits, CompileReport, CompileStatus, Compiler, Language, Once, OnceLimits, OnceOptions,
+    run_once_with,
 };
 use rlvr_sandbox::{ResourceLimits, RunOutcome, RunRequest, RunVerdict, Stdin, WorkFile};
+use run_code_files::{Fetched, MAX_FETCH_FILES, MAX_FILES, check_no_overlap, checked_path};
 use serde_json::{Value, json};
 
 use super::{json_body, null_as_default, time_limit};
@@ -29,6 +37,47 @@ use crate::state::AppState;
 
 /// The Python names this route runs with the sandbox's interpreter.
 const PYTHON: [&str; 2] = ["python", "python3"];
+/// Bash, run by Debian's `bash` in the sandbox (issue 35; `/run_code` only, not a judge
+/// language: docs/languages.md).
+const BASH: &str = "bash";
+/// Where Debian's bash is (under `/usr`: the sandbox sees it read-only).
+const BASH_PATH: &str = "/usr/bin/bash";
+
+/// A language this route runs straight in the sandbox, as one process (no supervisor).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Interpreted {
+    Python,
+    Bash,
+}
+
+impl Interpreted {
+    fn of(language: &str) -> Option<Self> {
+        if PYTHON.contains(&language) {
+            Some(Self::Python)
+        } else if language == BASH {
+            Some(Self::Bash)
+        } else {
+            None
+        }
+    }
+
+    /// The program's file in the work directory.
+    fn main_file(self) -> &'static str {
+        match self {
+            Self::Python => "main.py",
+            Self::Bash => "main.sh",
+        }
+    }
+
+    /// How the program is run (`python`: the sandbox's interpreter).
+    fn command(self) -> [&'static str; 3] {
+        match self {
+            Self::Python => ["python", "-I", "main.py"],
+            Self::Bash => [BASH_PATH, "--noprofile", "main.sh"],
+        }
+    }
+}
+
 /// The other languages, by SandboxFusion's names; SandboxFusion's others get a
 /// `SandboxError` that says so.
 const OTHER_LANGUAGES: [&str; 6] = ["cpp", "c", "java", "nodejs", "go", "rust"];
@@ -54,15 +103,14 @@ pub(crate) struct RunCodeRequest {
     /// Megabytes; -1, 0 or absent: the sandbox's default.
     #[serde(rename = "memory_limit_MB", default)]
     memory_limit_megabytes: Option<i64>,
-    /// File name to base64 contents, placed in the work directory (`null` contents: skipped).
+    /// Path (relative to the work directory, directories allowed) to base64 contents, placed
+    /// there before the run (`null` contents: skipped). Python and Bash only.
     #[serde(default, deserialize_with = "null_as_default")]
     files: BTreeMap<String, Option<String>>,
-    /// Not supported: answered with an empty `files` map.
+    /// Paths (relative to the work directory) read after the run and answered base64 in the
+    /// response's `files` (those that are regular files then). Python and Bash only; ignored
+    /// for the other languages.
     #[serde(default, deserialize_with = "null_as_default")]
-    #[expect(
-        dead_code,
-        reason = "accepted for compatibility; no file is fetched back"
-    )]
     fetch_files: Vec<String>,
 }
 
@@ -74,13 +122,19 @@ pub(crate) async fn run_code(
     if OTHER_LANGUAGES.contains(&request.language.as_str()) {
         return run_other_language(state, request).await;
     }
-    if !PYTHON.contains(&request.language.as_str()) {
+    let Some(interpreted) = Interpreted::of(&request.language) else {
         return Ok(Json(sandbox_error(format!(
-            "language {:?} is not supported by rlvr serve (python, cpp, c, java, nodejs, go, rust)",
+            "language {:?} is not supported by rlvr serve (python, cpp, c, java, nodejs, go, \
+             rust, bash)",
             request.language
         ))));
+    };
+    if interpreted == Interpreted::Bash && !std::path::Path::new(BASH_PATH).exists() {
+        return Ok(Json(sandbox_error(format!(
+            "{BASH_PATH} not found (Debian package bash)"
+        ))));
     }
-    let run = build_request(&request)?;
+    let (run, placing) = build_request(&request, interpreted)?;
     let _reservation = super::admit(&state, 1)?;
     let Ok(_permit) = Arc::clone(&state.slots).acquire_owned().await else {
         return Ok(Json(sandbox_error(
@@ -91,14 +145,43 @@ pub(crate) async fn run_code(
     let response = answer(
         &state,
         &request.language,
-        move || sandbox.run(&run),
-        finished,
+        move || {
+            let mut outcome = sandbox.run(&run)?;
+            let fetched = placing.then(|| take_fetched(&mut outcome));
+            Ok::<_, rlvr_sandbox::SandboxError>(finished_with(&outcome, fetched.as_ref()))
+        },
+        Value::clone,
     )
     .await;
     Ok(Json(response))
 }
 
-fn build_request(request: &RunCodeRequest) -> Result<RunRequest, ApiError> {
+/// The trailer of a run that placed or fetched files taken off its output: what it fetched
+/// (`None` when the run ended before it could say, as on a timeout or past the output cap),
+/// with the program's own exit status put back in the outcome.
+fn take_fetched(outcome: &mut RunOutcome) -> Option<Fetched> {
+    let fetched = run_code_files::take_fetched(&mut outcome.stdout)?;
+    match i32::try_from(fetched.status) {
+        Ok(status) if status < 0 => {
+            outcome.exit_code = None;
+            outcome.signal = Some(-status);
+        }
+        Ok(status) => {
+            outcome.exit_code = Some(status);
+            outcome.signal = None;
+        }
+        Err(_) => {}
+    }
+    Some(fetched)
+}
+
+/// The run of a Python or Bash request, and whether it places or fetches files through
+/// `run_code_files` (a file in a directory, or `fetch_files`); 400 for a path outside the
+/// work directory or past the caps.
+fn build_request(
+    request: &RunCodeRequest,
+    interpreted: Interpreted,
+) -> Result<(RunRequest, bool), ApiError> {
     let wall = time_limit(
         "run_timeout",
         Some(request.run_timeout.unwrap_or(DEFAULT_RUN_TIMEOUT_SECONDS)),
@@ -115,14 +198,75 @@ fn build_request(request: &RunCodeRequest) -> Result<RunRequest, ApiError> {
         let megabytes = u64::try_from(megabytes).unwrap_or(u64::MAX);
         limits.memory_bytes = megabytes.min(64 << 10) << 20;
     }
-    let mut files = Vec::with_capacity(request.files.len());
-    for (name, contents) in &request.files {
-        let Some(contents) = contents else {
-            continue;
-        };
-        if name.is_empty() || name.contains('/') || name == "main.py" || name.starts_with('.') {
+    let files = decoded_files(request, interpreted.main_file())?;
+    if request.fetch_files.len() > MAX_FETCH_FILES {
+        return Err(ApiError::bad_request(format!(
+            "fetch_files: {} paths, at most {MAX_FETCH_FILES}",
+            request.fetch_files.len()
+        )));
+    }
+    for path in &request.fetch_files {
+        checked_path("fetch_files", path)?;
+    }
+    let placing =
+        !request.fetch_files.is_empty() || files.iter().any(|(path, _)| path.contains('/'));
+    let mut run = RunRequest::python(request.code.clone());
+    if placing {
+        let (program, work_files) = run_code_files::placing_run(
+            (interpreted.main_file(), &request.code),
+            &interpreted.command(),
+            files,
+            &request.fetch_files,
+        );
+        run.program = program;
+        run.files = work_files;
+    } else {
+        run.files = files
+            .into_iter()
+            .map(|(name, contents)| WorkFile { name, contents })
+            .collect();
+        if interpreted == Interpreted::Bash {
+            run.program = rlvr_sandbox::Program::Command {
+                argv: interpreted.command().map(str::to_owned).to_vec(),
+            };
+            run.files.push(WorkFile {
+                name: interpreted.main_file().to_owned(),
+                contents: request.code.as_bytes().to_vec(),
+            });
+        }
+    }
+    run.stdin = match &request.stdin {
+        Some(text) if !text.is_empty() => Stdin::Bytes(text.clone().into_bytes()),
+        _ => Stdin::Empty,
+    };
+    run.limits = limits;
+    Ok((run, placing))
+}
+
+/// The request's `files` with contents, decoded, each path checked (relative, inside the
+/// work directory, not the program's own `main_file`, no file also a directory of another),
+/// at most [`MAX_FILES`].
+fn decoded_files(
+    request: &RunCodeRequest,
+    main_file: &str,
+) -> Result<Vec<(String, Vec<u8>)>, ApiError> {
+    let named: Vec<(&String, &String)> = request
+        .files
+        .iter()
+        .filter_map(|(name, contents)| Some((name, contents.as_ref()?)))
+        .collect();
+    if named.len() > MAX_FILES {
+        return Err(ApiError::bad_request(format!(
+            "files: {} files, at most {MAX_FILES}",
+            named.len()
+        )));
+    }
+    let mut files = Vec::with_capacity(named.len());
+    for (name, contents) in named {
+        checked_path("files", name)?;
+        if name == main_file {
             return Err(ApiError::bad_request(format!(
-                "file {name:?}: only plain file names (no directories) are supported"
+                "files {name:?}: the program's own file; name it otherwise"
             )));
         }
         let contents = base64::engine::general_purpose::STANDARD
@@ -130,19 +274,10 @@ fn build_request(request: &RunCodeRequest) -> Result<RunRequest, ApiError> {
             .map_err(|error| {
                 ApiError::bad_request(format!("file {name:?}: not base64: {error}"))
             })?;
-        files.push(WorkFile {
-            name: name.clone(),
-            contents,
-        });
+        files.push((name.clone(), contents));
     }
-    let mut run = RunRequest::python(request.code.clone());
-    run.stdin = match &request.stdin {
-        Some(text) if !text.is_empty() => Stdin::Bytes(text.clone().into_bytes()),
-        _ => Stdin::Empty,
-    };
-    run.limits = limits;
-    run.files = files;
-    Ok(run)
+    check_no_overlap(files.iter().map(|(name, _)| name.as_str()))?;
+    Ok(files)
 }
 
 /// A finished run, as SandboxFusion reports it.
@@ -157,13 +292,42 @@ struct FinishedRun<'a> {
 
 /// SandboxFusion's rule: a timeout or a non-zero return code is `Failed`, else `Success`.
 fn run_response(run: &FinishedRun<'_>, compile_result: Value) -> Value {
+    run_response_with_files(run, compile_result, None)
+}
+
+/// [`run_response`] with the files fetched back (SandboxFusion's `files`: path to base64) and
+/// what was left out for the caps in `message`.
+fn run_response_with_files(
+    run: &FinishedRun<'_>,
+    compile_result: Value,
+    fetched: Option<&Option<Fetched>>,
+) -> Value {
     let timed_out = run.verdict == RunVerdict::Timeout;
     let succeeded = !timed_out && run.verdict == RunVerdict::Ok && run.return_code == Some(0);
-    let message = match run.verdict {
-        RunVerdict::MemoryLimit => "memory limit exceeded",
-        RunVerdict::OutputLimit => "output limit exceeded",
-        _ => "",
+    let mut message: Vec<String> = match run.verdict {
+        RunVerdict::MemoryLimit => vec!["memory limit exceeded".to_owned()],
+        RunVerdict::OutputLimit => vec!["output limit exceeded".to_owned()],
+        _ => Vec::new(),
     };
+    let files = match fetched {
+        Some(Some(fetched)) => {
+            if !fetched.omitted.is_empty() {
+                message.push(format!(
+                    "fetch_files left out (over {} MiB each, {} MiB in all): {}",
+                    run_code_files::FETCH_FILE_BYTES >> 20,
+                    run_code_files::FETCH_TOTAL_BYTES >> 20,
+                    fetched.omitted.join(", ")
+                ));
+            }
+            Value::Object(fetched.files.clone())
+        }
+        Some(None) => {
+            message.push("the run ended before its files could be fetched".to_owned());
+            json!({})
+        }
+        None => json!({}),
+    };
+    let message = message.join("; ");
     json!({
         "status": if succeeded { "Success" } else { "Failed" },
         "message": message,
@@ -176,7 +340,7 @@ fn run_response(run: &FinishedRun<'_>, compile_result: Value) -> Value {
             "stderr": String::from_utf8_lossy(run.stderr),
         },
         "executor_pod_name": null,
-        "files": {},
+        "files": files,
     })
 }
 
@@ -203,7 +367,8 @@ where
     }
 }
 
-fn finished(outcome: &RunOutcome) -> Value {
+/// A Python run's answer, with what it fetched when it placed or fetched files.
+fn finished_with(outcome: &RunOutcome, fetched: Option<&Option<Fetched>>) -> Value {
     let return_code = outcome.exit_code.or(outcome.signal.map(|signal| -signal));
     let run = FinishedRun {
         verdict: outcome.verdict,
@@ -212,7 +377,7 @@ fn finished(outcome: &RunOutcome) -> Value {
         stdout: &outcome.stdout,
         stderr: &outcome.stderr,
     };
-    run_response(&run, Value::Null)
+    run_response_with_files(&run, Value::Null, fetched)
 }
 
 /// The sandbox failed (not the program): counted, logged for the operator (the client sees
@@ -248,7 +413,7 @@ async fn run_other_language(
             request.language
         ))));
     }
-    let run = build_request(&request)?;
+    let (run, _) = build_request(&request, Interpreted::Python)?;
     let compile_wall = time_limit(
         "compile_timeout",
         Some(
@@ -279,7 +444,22 @@ async fn run_other_language(
     };
     let sandbox = state.sandbox.clone();
     let code = request.code;
-    let run = move || run_once(&sandbox, Compiler::shared(), choice, &code, &stdin, limits);
+    // Java with assertions on, as SandboxFusion runs it (`java -ea`): MultiPL-E's Java
+    // problems check every answer with `assert`.
+    let options = OnceOptions {
+        java_assertions: true,
+    };
+    let run = move || {
+        run_once_with(
+            &sandbox,
+            Compiler::shared(),
+            choice,
+            &code,
+            &stdin,
+            limits,
+            options,
+        )
+    };
     let response = answer(&state, &request.language, run, finished_once).await;
     Ok(Json(response))
 }

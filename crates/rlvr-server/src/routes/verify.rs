@@ -12,8 +12,8 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use rlvr_dataset::HashLookup;
 use rlvr_engine::{Job, JobTests, parse_job_value, result_line};
-use rlvr_products::dataset_rows::HashLookup;
 use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, TestSuite};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -244,7 +244,7 @@ fn tests_of(state: &AppState, parsed: rlvr_engine::JobLine) -> Result<ReadyJob, 
             let Some(dataset) = &state.config.dataset else {
                 return Err((id, format!("`index` {NO_DATASET}")));
             };
-            match dataset.tests(row) {
+            match rlvr_verify::row_tests(dataset, row) {
                 Ok((suite, _phrases)) => suite,
                 Err(error) => return Err((id, format!("{error:#}"))),
             }

@@ -2,7 +2,6 @@
 //! per reference comparator, each reproducing the matrix measured on its reference
 //! (`tests/verify/comparison_matrix.rs`).
 
-pub mod checker_rules;
 mod judge;
 mod live_code_bench;
 mod prime;

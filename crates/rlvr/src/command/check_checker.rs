@@ -1,6 +1,6 @@
 //! `rlvr check-checker FILE`: for every record whose ground truth names a checker, probe the
 //! checker on each test's expected output (it must accept it, and reject the empty output and
-//! two garbled copies: `rlvr_verify::checker_assurance`) and report the records whose checker
+//! two garbled copies: `rlvr_verify::checker::assurance`) and report the records whose checker
 //! accepts garbage or refuses the answer (issue 25).
 //!
 //! FILE holds release records (`metadata.ground_truth`, else `label`), upstream records
@@ -22,12 +22,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use rlvr_dataset::{Tests, ground_truth_of_row};
 use rlvr_engine::{CheckerJudge, CheckerLimits};
 use rlvr_sandbox::Sandbox;
-use rlvr_verify::checker_assurance::{Probe, expected_is_blank, probe_checker, probe_with};
-use rlvr_verify::{
-    CheckerOutcome, ParsedTests, Profile, ProfileName, TestSuite, TestSuiteError, parse_python_json,
-};
+use rlvr_verify::checker::assurance::{Probe, expected_is_blank, probe};
+use rlvr_verify::checker::{CheckedTest, NoSandbox};
+use rlvr_verify::{Profile, ProfileName, TestSuite, TestSuiteError, parse_python_json};
 use serde_json::Value;
 
 use crate::command::products_common::print_json;
@@ -64,7 +64,7 @@ struct Sandboxed {
 impl Sandboxed {
     fn judge(&mut self) -> Result<(&Sandbox, &mut CheckerJudge), Error> {
         if self.running.is_none() {
-            let sandbox = crate::start_sandbox::start_sandbox(self.allow_degraded)?;
+            let sandbox = crate::sandbox_setup::start_sandbox(self.allow_degraded)?;
             self.running = Some((sandbox, CheckerJudge::new(self.testlib_header.clone())));
         }
         let (sandbox, judge) = self.running.as_mut().expect("started above");
@@ -130,27 +130,22 @@ struct Report {
     bad_lines: Vec<String>,
 }
 
-/// The ground truth of a record or job line, and the field it came from.
+/// The ground truth of a record (the dataset's rule, [`ground_truth_of_row`]) or of a job
+/// line, and the field it came from.
 fn ground_truth(value: &Value) -> Option<(&'static str, &Value)> {
     fn present(found: Option<&Value>) -> Option<&Value> {
         found.filter(|value| !value.is_null())
     }
-    present(
-        value
-            .get("metadata")
-            .and_then(|meta| meta.get("ground_truth")),
-    )
-    .map(|truth| ("metadata.ground_truth", truth))
-    .or_else(|| present(value.get("label")).map(|truth| ("label", truth)))
-    .or_else(|| present(value.get("ground_truth")).map(|truth| ("ground_truth", truth)))
-    .or_else(|| {
-        present(
-            value
-                .get("reward_model")
-                .and_then(|reward| reward.get("ground_truth")),
-        )
-        .map(|truth| ("reward_model.ground_truth", truth))
-    })
+    ground_truth_of_row(value)
+        .or_else(|| present(value.get("ground_truth")).map(|truth| ("ground_truth", truth)))
+        .or_else(|| {
+            present(
+                value
+                    .get("reward_model")
+                    .and_then(|reward| reward.get("ground_truth")),
+            )
+            .map(|truth| ("reward_model.ground_truth", truth))
+        })
 }
 
 fn check_line(
@@ -206,7 +201,7 @@ fn check_line(
     };
     report.with_checker += 1;
     *report.checkers.entry(checker.to_string()).or_default() += 1;
-    let ParsedTests::InputOutput(tests) = &suite.tests else {
+    let Tests::InputOutput(tests) = &suite.tests else {
         // `TestSuite` refuses a checker with functional tests.
         return Ok(());
     };
@@ -216,30 +211,21 @@ fn check_line(
         let expected = join.render_output(&test.output);
         report.tests_probed += 1;
         report.blank_expected_tests += u64::from(expected_is_blank(&expected));
-        let failures = match checker.built_in() {
-            Some(rule) => probe_checker(rule, &expected),
-            None => {
-                let input = join.render(&test.input);
-                let limits = sandboxed.limits;
-                let (sandbox, judge) = sandboxed.judge()?;
-                let mut rejected = 0;
-                let failures = probe_with(
-                    |output| match judge.judge(sandbox, &checker, &input, output, &expected, limits)
-                    {
-                        CheckerOutcome::Score(score) => Ok(score.value() >= 1.0),
-                        CheckerOutcome::Rejected(_) => {
-                            rejected += 1;
-                            Ok(false)
-                        }
-                        CheckerOutcome::Error(reason) => Err(reason),
-                    },
-                    &expected,
-                );
-                report.checker_rejected += rejected;
-                failures
-            }
+        let input = join.render(&test.input);
+        let test = CheckedTest {
+            input: &input,
+            expected: &expected,
         };
-        findings.extend(failures.into_iter().map(|failure| Finding {
+        // Only a sandboxed checker needs the sandbox (started at the first one).
+        let probed = if checker.is_sandboxed() {
+            let limits = sandboxed.limits;
+            let (sandbox, judge) = sandboxed.judge()?;
+            probe(&checker, test, &mut judge.sandboxed(sandbox, limits))
+        } else {
+            probe(&checker, test, &mut NoSandbox)
+        };
+        report.checker_rejected += probed.rejected;
+        findings.extend(probed.failures.into_iter().map(|failure| Finding {
             test: index,
             probe: failure.probe,
             failure: failure.failure,

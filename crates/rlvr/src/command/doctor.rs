@@ -2,8 +2,8 @@
 //! runner run as, what limits memory and processes, every protection (active or not, and
 //! why), the machine's restrictions on user namespaces with remedies, which interpreter runs,
 //! whether numpy and pandas import inside the sandbox, each language's toolchain with its
-//! version and a hello-world compiled and run inside the sandbox (issue 24), and a self-test
-//! of hostile probes.
+//! version and a hello-world compiled and run inside the sandbox (issue 24), the libraries
+//! SandboxFusion's image ships used there (issue 35), and a self-test of hostile probes.
 
 use std::io::Write;
 use std::time::Duration;
@@ -48,7 +48,73 @@ struct Report<'sandbox> {
     packages: Vec<Probe>,
     cgroups: &'sandbox rlvr_sandbox::CgroupLayout,
     toolchains: Vec<ToolchainReport>,
+    libraries: Vec<LibraryReport>,
     self_test: Vec<Probe>,
+}
+
+/// A library SandboxFusion's image ships (docs/languages.md, "Libraries"): installed or not,
+/// and whether a program using it runs inside the sandbox.
+#[derive(Debug, serde::Serialize)]
+struct LibraryReport {
+    language: &'static str,
+    name: &'static str,
+    package: &'static str,
+    path: &'static str,
+    available: bool,
+    /// Why it is unavailable, or what the sandbox check saw.
+    detail: String,
+    /// A program using it printed its line inside the sandbox.
+    works_in_sandbox: bool,
+}
+
+/// Every library, each used by a program in the sandbox (in parallel); one whose package or
+/// language is missing is reported as unavailable.
+fn library_reports(sandbox: &Sandbox) -> Vec<LibraryReport> {
+    let compiler = rlvr_languages::Compiler::shared();
+    std::thread::scope(|scope| {
+        let checks: Vec<_> = rlvr_languages::LIBRARIES
+            .iter()
+            .map(|library| {
+                scope.spawn(move || {
+                    let mut report = LibraryReport {
+                        language: library.language.name(),
+                        name: library.name,
+                        package: library.package,
+                        path: library.path,
+                        available: false,
+                        detail: String::new(),
+                        works_in_sandbox: false,
+                    };
+                    if !std::path::Path::new(library.path).exists() {
+                        report.detail = format!(
+                            "{} not found (Debian package {}; scripts/setup installs it)",
+                            library.path, library.package
+                        );
+                        return report;
+                    }
+                    if let Err(unavailable) = compiler.toolchains().get(library.language) {
+                        report.detail = unavailable.reason.clone();
+                        return report;
+                    }
+                    report.available = true;
+                    (report.works_in_sandbox, report.detail) = match run_probe(
+                        sandbox,
+                        compiler,
+                        library.language.into(),
+                        library.probe,
+                    ) {
+                        Ok(run) => (run.works, format!("a program using it: {}", run.verdict)),
+                        Err(detail) => (false, detail),
+                    };
+                    report
+                })
+            })
+            .collect();
+        checks
+            .into_iter()
+            .filter_map(|check| check.join().ok())
+            .collect()
+    })
 }
 
 /// One language's toolchain: found or not (and why), its version, and whether a hello-world
@@ -107,44 +173,23 @@ fn toolchain_reports(sandbox: &Sandbox) -> Vec<ToolchainReport> {
                             works_in_sandbox: false,
                         },
                         Ok(toolchain) => {
-                            let limits = rlvr_languages::OnceLimits {
-                                wall: Duration::from_secs(10),
-                                memory_bytes: 512 << 20,
-                                output_bytes: 1 << 20,
-                                compile: rlvr_languages::CompileLimits::default(),
-                            };
-                            let once = rlvr_languages::run_once(
+                            let (works, detail) = match run_probe(
                                 sandbox,
                                 compiler,
                                 language.into(),
                                 hello_world(language),
-                                b"",
-                                limits,
-                            );
-                            let (works, detail) = match once {
-                                Ok(once) => match &once.run {
-                                    Some(run) => (
-                                        run.verdict == RunVerdict::Ok
-                                            && run.report.stdout == b"hello\n",
-                                        format!(
-                                            "hello world: {}{}",
-                                            run.verdict.as_str(),
-                                            once.compile.as_ref().map_or(String::new(), |report| {
-                                                format!(
-                                                    ", compiled in {} ms",
-                                                    report.wall.as_millis()
-                                                )
-                                            })
-                                        ),
+                            ) {
+                                Ok(run) => (
+                                    run.works,
+                                    format!(
+                                        "hello world: {}{}",
+                                        run.verdict,
+                                        run.compile_ms.map_or(String::new(), |milliseconds| {
+                                            format!(", compiled in {milliseconds} ms")
+                                        })
                                     ),
-                                    None => (
-                                        false,
-                                        once.compile
-                                            .as_ref()
-                                            .map_or(String::new(), |report| report.summary(300)),
-                                    ),
-                                },
-                                Err(error) => (false, error.to_string()),
+                                ),
+                                Err(detail) => (false, detail),
                             };
                             ToolchainReport {
                                 language: language.name(),
@@ -316,7 +361,7 @@ fn limits(sandbox: &Sandbox) -> String {
 }
 
 pub(crate) fn run(args: Args) -> Result<Status, Error> {
-    let config = super::run::sandbox_config(true)?;
+    let config = crate::sandbox_setup::sandbox_config(true)?;
     let sandbox = Sandbox::new(config).map_err(Error::Sandbox)?;
     let missing_required: Vec<&'static str> = Protection::missing_required(sandbox.protections())
         .into_iter()
@@ -331,9 +376,13 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let toolchains = toolchain_reports(&sandbox);
     // A toolchain that is installed but does not work in the sandbox is a problem; one that is
     // not installed is not (its jobs get `language_unavailable`).
+    let libraries = library_reports(&sandbox);
     let toolchains_work = toolchains
         .iter()
-        .all(|toolchain| !toolchain.available || toolchain.works_in_sandbox);
+        .all(|toolchain| !toolchain.available || toolchain.works_in_sandbox)
+        && libraries
+            .iter()
+            .all(|library| !library.available || library.works_in_sandbox);
     let report = Report {
         ok: missing_required.is_empty() && self_test_passed && toolchains_work,
         mode: sandbox.mode().as_str(),
@@ -353,6 +402,7 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
         packages,
         cgroups: sandbox.cgroup_layout(),
         toolchains,
+        libraries,
         self_test,
     };
     let printed = (|| -> std::io::Result<()> {
@@ -479,6 +529,19 @@ fn write_text(
             toolchain.language, toolchain.package, toolchain.detail
         )?;
     }
+    writeln!(stdout, "libraries (SandboxFusion's):")?;
+    for library in &report.libraries {
+        let mark = match (library.available, library.works_in_sandbox) {
+            (true, true) => "ok  ",
+            (true, false) => "FAIL",
+            (false, _) => "--  ",
+        };
+        writeln!(
+            stdout,
+            "  {mark} {} {} ({}, {}): {}",
+            library.language, library.name, library.package, library.path, library.detail
+        )?;
+    }
     writeln!(stdout, "self-test:")?;
     for probe in &report.self_test {
         let mark = if probe.passed { "pass" } else { "FAIL" };
@@ -492,4 +555,41 @@ fn write_text(
         )?;
     }
     Ok(())
+}
+
+/// What a probe program gave in the sandbox: whether it printed `hello`, its verdict, and how
+/// long its compile took (compiled languages).
+struct ProbeRun {
+    works: bool,
+    verdict: &'static str,
+    compile_ms: Option<u128>,
+}
+
+/// Compiles and runs a probe program once in the sandbox, with the doctor's limits; the
+/// compiler's summary or the error when it did not run.
+fn run_probe(
+    sandbox: &Sandbox,
+    compiler: &rlvr_languages::Compiler,
+    choice: rlvr_languages::LanguageChoice,
+    source: &str,
+) -> Result<ProbeRun, String> {
+    let limits = rlvr_languages::OnceLimits {
+        wall: Duration::from_secs(10),
+        memory_bytes: 512 << 20,
+        output_bytes: 1 << 20,
+        compile: rlvr_languages::CompileLimits::default(),
+    };
+    let once = rlvr_languages::run_once(sandbox, compiler, choice, source, b"", limits)
+        .map_err(|error| error.to_string())?;
+    match &once.run {
+        Some(run) => Ok(ProbeRun {
+            works: run.verdict == RunVerdict::Ok && run.report.stdout == b"hello\n",
+            verdict: run.verdict.as_str(),
+            compile_ms: once.compile.as_ref().map(|report| report.wall.as_millis()),
+        }),
+        None => Err(once
+            .compile
+            .as_ref()
+            .map_or(String::new(), |report| report.summary(300))),
+    }
 }

@@ -18,6 +18,7 @@ pub(crate) mod split;
 pub(crate) mod stats;
 pub(crate) mod synth;
 pub(crate) mod testlib_header;
+pub(crate) mod token_file;
 pub(crate) mod validate;
 pub(crate) mod verify;
 

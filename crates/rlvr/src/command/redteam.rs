@@ -171,7 +171,7 @@ fn build_target(args: &Args) -> Result<Box<dyn Target>, Error> {
             "--score-range applies to --openrlhf and --python (rlvr targets scale by their profile)",
         ));
     }
-    let token = super::serve::read_token_file(args.token_file.as_deref())?;
+    let token = crate::command::token_file::read_token_file(args.token_file.as_deref())?;
     let http_timeout = seconds("--http-timeout", args.http_timeout)?;
     let range = args.score_range.unwrap_or_default();
     if let Some(url) = &args.url {
@@ -195,7 +195,7 @@ fn build_target(args: &Args) -> Result<Box<dyn Target>, Error> {
     }
     if let Some(function) = &args.python {
         let call_timeout = seconds("--call-timeout", args.call_timeout)?;
-        let mut config = crate::command::run::sandbox_config(args.allow_degraded)?;
+        let mut config = crate::sandbox_setup::sandbox_config(args.allow_degraded)?;
         if let Some(directory) = &args.python_path {
             let host = fs_err::canonicalize(directory)
                 .map_err(|error| Error::input("--python-path", error))?;
@@ -229,9 +229,9 @@ fn build_target(args: &Args) -> Result<Box<dyn Target>, Error> {
         ));
     }
     let profile = Profile::named(args.profile.unwrap_or(ProfileName::Judge));
-    let sandbox = crate::start_sandbox::start_sandbox(args.allow_degraded)?;
+    let sandbox = crate::sandbox_setup::start_sandbox(args.allow_degraded)?;
     if profile.name == ProfileName::Klear {
-        crate::command::verify::require_scientific_modules(&sandbox)?;
+        crate::sandbox_setup::require_scientific_modules(&sandbox)?;
     }
     let workers = args
         .workers

@@ -15,8 +15,7 @@ use rlvr_languages::{
     OnceLimits, PrepareError,
 };
 use rlvr_sandbox::{
-    Program, ResourceLimits, RunOutcome, RunRequest, RunVerdict, Sandbox, SandboxConfig,
-    SandboxError, Stdin,
+    Program, ResourceLimits, RunOutcome, RunRequest, RunVerdict, Sandbox, SandboxError, Stdin,
 };
 
 use crate::exit::{Error, Status};
@@ -159,45 +158,6 @@ fn write_stdout(bytes: &[u8]) -> Result<(), Error> {
 /// The stream's name in an error message.
 const STANDARD_ERROR: &str = "standard error";
 
-fn uid_from_environment(name: &str) -> Result<Option<u32>, Error> {
-    let Some(value) = std::env::var_os(name) else {
-        return Ok(None);
-    };
-    let uid = value
-        .to_str()
-        .and_then(|text| text.parse().ok())
-        .filter(|&uid: &u32| uid != 0)
-        .ok_or_else(|| Error::usage(format!("{name} must be a non-zero uid")))?;
-    Ok(Some(uid))
-}
-
-/// The sandbox settings of every command that runs programs: `RLVR_SANDBOX_UID` picks the
-/// host uid and gid programs run as when rlvr runs as root (default 65534, `nobody`),
-/// `RLVR_SANDBOX_RUNNER_UID` the warm runner's (default 65533, or 65532 when that is the
-/// program uid). Without root both are ignored: the caller's ids are used.
-pub(crate) fn sandbox_config(allow_degraded: bool) -> Result<SandboxConfig, Error> {
-    let mut config = SandboxConfig {
-        allow_degraded,
-        // The JDK's configuration and the precompiled-header cache (issue 24).
-        read_only_directories: rlvr_languages::sandbox_directories(),
-        ..SandboxConfig::default()
-    };
-    if let Some(uid) = uid_from_environment("RLVR_SANDBOX_UID")? {
-        config.uid = uid;
-        config.gid = uid;
-    }
-    let runner = uid_from_environment("RLVR_SANDBOX_RUNNER_UID")?
-        .unwrap_or(if config.uid == 65533 { 65532 } else { 65533 });
-    if runner == config.uid {
-        return Err(Error::usage(
-            "RLVR_SANDBOX_RUNNER_UID must differ from RLVR_SANDBOX_UID",
-        ));
-    }
-    config.runner_uid = runner;
-    config.runner_gid = runner;
-    Ok(config)
-}
-
 pub(crate) fn run(args: Args) -> Result<Status, Error> {
     let time = rlvr_verify::time_limit_from_seconds("--time-limit", args.time_limit)?;
     let source = fs_err::read_to_string(&args.source)
@@ -220,7 +180,7 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
         },
         files: Vec::new(),
     };
-    let config = sandbox_config(args.allow_degraded)?;
+    let config = crate::sandbox_setup::sandbox_config(args.allow_degraded)?;
     let outcome = Sandbox::new(config).and_then(|sandbox| sandbox.run(&request));
     let outcome = match outcome {
         Ok(outcome) => outcome,
@@ -279,7 +239,7 @@ fn run_other_language(args: &Args, source: &str, time: Duration) -> Result<Statu
         }
         None => Vec::new(),
     };
-    let config = sandbox_config(args.allow_degraded)?;
+    let config = crate::sandbox_setup::sandbox_config(args.allow_degraded)?;
     let sandbox = match Sandbox::new(config) {
         Ok(sandbox) => sandbox,
         Err(error) => {

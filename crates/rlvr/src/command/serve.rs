@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rlvr_products::dataset_rows::DatasetRows;
+use rlvr_dataset::DatasetRows;
 use rlvr_server::{ServerConfig, serve_until_signal};
 use rlvr_verify::ProfileName;
 
@@ -20,6 +20,10 @@ pub(crate) struct Args {
     /// Address to listen on (loopback by default; port 0 picks a free port, printed first).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
+    /// A second address serving only /metrics and /health, without the token, for Prometheus
+    /// (its URL is the second line of stdout); verification routes are refused there (404).
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
     /// Jobs run at once, each in its own sandbox (default: one per core).
     #[arg(long, value_parser = crate::command::parse_workers)]
     workers: Option<usize>,
@@ -80,18 +84,26 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
     config
         .check_exposure()
         .map_err(Error::UnauthenticatedExposure)?;
-    let sandbox = crate::start_sandbox::start_sandbox(args.allow_degraded)?;
+    let sandbox = crate::sandbox_setup::start_sandbox(args.allow_degraded)?;
     if !config.address.ip().is_loopback() && config.token.is_none() {
         eprintln!(
             "rlvr serve: warning: --insecure-no-auth: listening on {} without a token: anyone who can reach it can run code in the sandbox",
             config.address
         );
     }
-    serve_until_signal(sandbox, config, |address| {
+    serve_until_signal(sandbox, config, |address, metrics_address| {
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "http://{address}");
+        if let Some(metrics_address) = metrics_address {
+            let _ = writeln!(stdout, "http://{metrics_address}");
+        }
         let _ = stdout.flush();
         eprintln!("rlvr serve: listening on http://{address}");
+        if let Some(metrics_address) = metrics_address {
+            eprintln!(
+                "rlvr serve: metrics (/metrics, /health; no token) on http://{metrics_address}"
+            );
+        }
     })
     .map_err(Error::Server)?;
     eprintln!("rlvr serve: stopped after finishing every request in flight");
@@ -130,10 +142,11 @@ fn resolve(args: &Args) -> Result<ServerConfig, Error> {
             "--max-queue, --max-jobs-per-request and --max-body-bytes must be positive".into(),
         ));
     }
-    let token = read_token_file(args.token_file.as_deref())?;
+    let token = crate::command::token_file::read_token_file(args.token_file.as_deref())?;
     let defaults = ServerConfig::default();
     Ok(ServerConfig {
         address: args.addr,
+        metrics_address: args.metrics_listen,
         workers: args.workers.unwrap_or(defaults.workers),
         max_queue: args.max_queue,
         max_body_bytes: args.max_body_bytes,
@@ -165,11 +178,12 @@ fn open_dataset(path: &std::path::Path) -> Result<Arc<DatasetRows>, Error> {
             std::env::temp_dir().join(format!("rlvr-serve-dataset-{}.jsonl", std::process::id()));
         let imported = rlvr_products::import_parquet(path, &restored)
             .map_err(|error| Error::usage(format!("--dataset: {}: {error}", path.display())));
-        let rows = imported.and_then(|_| DatasetRows::open(&restored).map_err(usage));
+        let rows = imported
+            .and_then(|_| DatasetRows::open(&restored).map_err(|error| usage(error.into())));
         let _ = std::fs::remove_file(&restored);
         rows?
     } else {
-        DatasetRows::open(path).map_err(usage)?
+        DatasetRows::open(path).map_err(|error| usage(error.into()))?
     };
     if rows.is_empty() {
         return Err(Error::usage(format!(
@@ -177,26 +191,11 @@ fn open_dataset(path: &std::path::Path) -> Result<Arc<DatasetRows>, Error> {
             path.display()
         )));
     }
-    let hashed = rows.index_hashes().map_err(usage)?;
+    let hashed = rows.index_hashes().map_err(|error| usage(error.into()))?;
     eprintln!(
         "rlvr serve: dataset {}: {} rows, {hashed} with a metadata.hash",
         path.display(),
         rows.len()
     );
     Ok(Arc::new(rows))
-}
-
-/// The bearer token in `path` (`serve --token-file`, `redteam --token-file`): one word, the
-/// file's surrounding whitespace ignored.
-pub(crate) fn read_token_file(path: Option<&std::path::Path>) -> Result<Option<String>, Error> {
-    let Some(path) = path else { return Ok(None) };
-    let text = fs_err::read_to_string(path).map_err(Error::Unreadable)?;
-    let token = text.trim().to_owned();
-    if token.is_empty() || token.contains(char::is_whitespace) {
-        return Err(Error::usage(format!(
-            "{}: the token file must hold one token without spaces",
-            path.display()
-        )));
-    }
-    Ok(Some(token))
 }

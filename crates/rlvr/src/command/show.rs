@@ -10,10 +10,9 @@ use std::path::PathBuf;
 
 use rlvr_dataset::stats::group_thousands;
 use rlvr_dataset::{
-    BadLine, LineError, Record, RowLookup, TestValue, Tests, label_equals_ground_truth, parse_line,
-    read_row,
+    BadLine, LineError, MessageRef, RecordRef, RowLookup, TestsRef, parse_line, read_row,
 };
-use rlvr_python_compat::json::{JsonString, Value, write_json_string};
+use rlvr_python_compat::json::{JsonStr, ValueRef, write_json_string};
 
 use crate::command::validate::unreadable;
 use crate::exit::{Error, Status};
@@ -71,8 +70,9 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
         )?;
         return Ok(Status::Success);
     }
-    let record = match Record::from_value(&value) {
-        Ok(record) => record,
+    let record = RecordRef::from_value(&value).and_then(|record| Ok((record, record.messages()?)));
+    let (record, messages) = match record {
+        Ok(found) => found,
         Err(source) => {
             eprintln!(
                 "rlvr: bad line: {}",
@@ -81,14 +81,6 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
             return Ok(Status::ProblemsFound);
         }
     };
-    let equal = value
-        .get("label")
-        .zip(
-            value
-                .get("metadata")
-                .and_then(|metadata| metadata.get("ground_truth")),
-        )
-        .is_some_and(|(label, ground_truth)| label_equals_ground_truth(label, ground_truth));
     let mut out = String::new();
     let position = raw.position;
     let _ = writeln!(
@@ -96,7 +88,7 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
         "row {} (line {}, byte offset {})",
         position.row, position.line, position.byte_offset
     );
-    render_record(&mut out, &record, equal);
+    render_record(&mut out, &record, &messages);
     out!("{out}")?;
     Ok(Status::Success)
 }
@@ -110,16 +102,16 @@ fn truncated(text: &str, limit: usize) -> (String, Option<usize>) {
     }
 }
 
-fn json_text(string: &JsonString) -> String {
+fn json_text(string: &JsonStr<'_>) -> String {
     let mut out = String::new();
-    write_json_string(string.as_wtf8(), &mut out);
+    write_json_string(&string.decode(), &mut out);
     out
 }
 
-fn test_value_text(value: &TestValue) -> String {
-    let text = match value {
-        TestValue::Text(string) => json_text(string),
-        TestValue::List(items) => Value::Array(items.clone()).to_json(),
+fn test_value_text(value: &ValueRef<'_>) -> String {
+    let text = match value.as_json_str() {
+        Some(string) => json_text(string),
+        None => value.to_owned_value().to_json(),
     };
     match truncated(&text, TEST_CHARS_SHOWN) {
         (text, None) => text,
@@ -130,14 +122,14 @@ fn test_value_text(value: &TestValue) -> String {
     }
 }
 
-fn render_record(out: &mut String, record: &Record, label_equals_ground_truth: bool) {
-    let _ = writeln!(out, "prompt: {} message(s)", record.prompt.len());
-    for message in &record.prompt {
+fn render_record(out: &mut String, record: &RecordRef<'_, '_>, messages: &[MessageRef<'_, '_>]) {
+    let _ = writeln!(out, "prompt: {} message(s)", messages.len());
+    for message in messages {
         let content = message.content.to_string_lossy();
         let _ = writeln!(
             out,
             "--- {} ({} characters) ---",
-            message.role,
+            message.role.to_string_lossy(),
             group_thousands(message.content.code_point_count() as u64)
         );
         let (text, total) = truncated(&content, PROMPT_CHARS_SHOWN);
@@ -151,12 +143,12 @@ fn render_record(out: &mut String, record: &Record, label_equals_ground_truth: b
         }
     }
     let _ = writeln!(out, "---");
-    match &record.label {
-        Tests::InputOutput { inputs, outputs } => {
+    match record.label {
+        TestsRef::InputOutput { inputs, outputs } => {
             let lists = inputs
                 .iter()
                 .chain(outputs)
-                .filter(|value| matches!(value, TestValue::List(_)))
+                .filter(|value| value.as_json_str().is_none())
                 .count();
             let _ = write!(
                 out,
@@ -188,10 +180,14 @@ fn render_record(out: &mut String, record: &Record, label_equals_ground_truth: b
                 );
             }
         }
-        Tests::Functional { tests } => {
+        TestsRef::Functional { tests } => {
             let _ = writeln!(out, "tests: functional, {} test strings", tests.len());
             for (position, test) in tests.iter().take(TESTS_SHOWN).enumerate() {
-                let (text, total) = truncated(&test.to_string_lossy(), TEST_CHARS_SHOWN);
+                let test = test
+                    .as_json_str()
+                    .map(JsonStr::to_string_lossy)
+                    .unwrap_or_default();
+                let (text, total) = truncated(&test, TEST_CHARS_SHOWN);
                 let note = total
                     .map(|total| format!("... [truncated: {total} characters in all]"))
                     .unwrap_or_default();
@@ -202,18 +198,17 @@ fn render_record(out: &mut String, record: &Record, label_equals_ground_truth: b
             }
         }
     }
-    let metadata = &record.metadata;
     let _ = writeln!(out, "metadata:");
     for (name, value) in [
-        ("data_type", &metadata.data_type),
-        ("data_source", &metadata.data_source),
-        ("ability", &metadata.ability),
-        ("style", &metadata.style),
-        ("hash", &metadata.hash),
+        ("data_type", record.data_type),
+        ("data_source", record.data_source),
+        ("ability", record.ability),
+        ("style", record.style),
+        ("hash", record.hash),
     ] {
         let _ = writeln!(out, "  {name}: {}", json_text(value));
     }
-    let comparison = if label_equals_ground_truth {
+    let comparison = if record.label_equals_ground_truth() {
         "equal to label"
     } else {
         "DIFFERS from label"

@@ -20,9 +20,8 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use rlvr_dataset::answer_variety::VarietyPhrase;
 use rlvr_engine::{Engine, EngineConfig, InOrder, Job, JobTests, parse_job_line};
-use rlvr_products::answer_variety::VarietyPhrase;
-use rlvr_sandbox::{RunRequest, Sandbox};
 use rlvr_verify::{JobResult, PlanOptions, Profile, ProfileName, describe_profiles};
 use serde_json::Value;
 
@@ -30,7 +29,7 @@ use self::output::ResultsOutput;
 use self::summary::Summary;
 use crate::exit::{Error, Status};
 use crate::stdout::out;
-use rlvr_products::dataset_rows::DatasetRows;
+use rlvr_dataset::DatasetRows;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -124,9 +123,9 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
         None => None,
     };
     let mut output = ResultsOutput::open(args.out.as_deref())?;
-    let sandbox = crate::start_sandbox::start_sandbox(args.allow_degraded)?;
+    let sandbox = crate::sandbox_setup::start_sandbox(args.allow_degraded)?;
     if profile.name == ProfileName::Klear {
-        require_scientific_modules(&sandbox)?;
+        crate::sandbox_setup::require_scientific_modules(&sandbox)?;
     }
     let workers = args
         .workers
@@ -359,8 +358,7 @@ fn prepare(
         JobTests::DatasetRow(row) => match dataset {
             None => return Err((parsed.id, "`index` needs --dataset".to_owned())),
             Some(dataset) => {
-                let (suite, phrases) = dataset
-                    .tests(row)
+                let (suite, phrases) = rlvr_verify::row_tests(dataset, row)
                     .map_err(|error| (parsed.id.clone(), format!("{error:#}")))?;
                 (suite, Some(phrases))
             }
@@ -417,25 +415,4 @@ fn result_line(id: Value, result: JobResult, details: bool, marks: Marks) -> Str
         }
     }
     line.to_string()
-}
-
-/// The Klear prefix imports numpy and pandas; without them every functional test would fail
-/// silently, so refuse instead.
-pub(crate) fn require_scientific_modules(sandbox: &Sandbox) -> Result<(), Error> {
-    let probe = sandbox
-        .run(&RunRequest::python("import numpy, pandas"))
-        .map_err(Error::Sandbox)?;
-    if probe.exit_code != Some(0) {
-        let reason = String::from_utf8_lossy(&probe.stderr);
-        let last = reason.trim_end().lines().last().unwrap_or("import failed");
-        return Err(Error::SandboxUnavailable {
-            message: format!(
-                "the klear profile imports numpy and pandas in every functional test, but the sandbox \
-                 interpreter {} cannot ({last}); install them (scripts/setup does) or pick another profile",
-                sandbox.interpreter().host_executable.display()
-            ),
-            source: None,
-        });
-    }
-    Ok(())
 }

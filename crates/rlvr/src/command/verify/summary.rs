@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use rlvr_dataset::answer_variety::VarietyPhrase;
 use rlvr_engine::EngineStatistics;
-use rlvr_products::answer_variety::VarietyPhrase;
 use rlvr_verify::{JobResult, TamperCounts, Verdict};
 
 /// Accumulates written results.

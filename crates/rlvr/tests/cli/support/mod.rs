@@ -7,6 +7,7 @@
     reason = "a shared module: each test module uses a part of it"
 )]
 
+pub mod promql;
 pub mod served;
 
 use std::path::{Path, PathBuf};

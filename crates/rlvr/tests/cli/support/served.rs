@@ -19,6 +19,8 @@ pub struct Served {
     child: Child,
     /// `host:port` it listens on.
     pub address: String,
+    /// `host:port` of its metrics-only port ([`Served::start_with_metrics_port`]).
+    pub metrics_address: Option<String>,
     /// Where its log goes, when the test asked for one ([`Served::start_logged`]).
     log: Option<tempfile::NamedTempFile>,
 }
@@ -53,27 +55,65 @@ impl Served {
         served
     }
 
+    /// `rlvr serve --addr 127.0.0.1:0 --metrics-listen 127.0.0.1:0 EXTRA...`: the metrics-only
+    /// port's address is the second line of stdout.
+    pub fn start_with_metrics_port(extra: &[&str]) -> Self {
+        let mut command = rlvr();
+        command
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(["--metrics-listen", "127.0.0.1:0"])
+            .args(extra);
+        let (child, mut addresses) = Self::spawn(command, 2);
+        let metrics_address = addresses.pop();
+        Self {
+            child,
+            address: addresses.pop().expect("the main address"),
+            metrics_address,
+            log: None,
+        }
+    }
+
     /// A prepared command that runs `rlvr serve ...`; its stderr is whatever the command says
     /// (the test's own by default).
-    pub fn start_with(mut command: Command) -> Self {
+    pub fn start_with(command: Command) -> Self {
+        let (child, mut addresses) = Self::spawn(command, 1);
+        Self {
+            child,
+            address: addresses.pop().expect("the main address"),
+            metrics_address: None,
+            log: None,
+        }
+    }
+
+    /// Starts the command and reads the first `urls` lines of its stdout, each a bound URL.
+    fn spawn(mut command: Command, urls: usize) -> (Child, Vec<String>) {
         let mut child = command
             .stdout(Stdio::piped())
             .spawn()
             .expect("rlvr serve starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped stdout"))
-            .read_line(&mut line)
-            .expect("the bound address is printed first");
-        let address = line
-            .trim()
-            .strip_prefix("http://")
-            .unwrap_or_else(|| panic!("first line is the URL, got {line:?}"))
-            .to_owned();
-        Self {
-            child,
-            address,
-            log: None,
-        }
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let addresses = (0..urls)
+            .map(|_| {
+                let mut line = String::new();
+                stdout
+                    .read_line(&mut line)
+                    .expect("the bound addresses are printed first");
+                line.trim()
+                    .strip_prefix("http://")
+                    .unwrap_or_else(|| panic!("a URL line, got {line:?}"))
+                    .to_owned()
+            })
+            .collect();
+        (child, addresses)
+    }
+
+    /// `GET PATH` on the metrics-only port, without a token.
+    pub fn get_metrics_port(&self, path: &str) -> Response {
+        let address = self
+            .metrics_address
+            .as_ref()
+            .expect("the server was started with a metrics port");
+        request(address, "GET", path, &[], b"")
     }
 
     /// What the server logged so far ([`Served::start_logged`] only).

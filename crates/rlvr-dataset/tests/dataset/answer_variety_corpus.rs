@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use rlvr_products::answer_variety::{VarietyKind, answer_variety};
+use rlvr_dataset::answer_variety::{VarietyKind, answer_variety};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/answer-variety")

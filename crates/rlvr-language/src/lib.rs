@@ -1,5 +1,11 @@
 //! The languages rlvr scores, their names (code-fence tags, job keys, SandboxFusion's names)
 //! and the C and C++ standards a job may ask for.
+//!
+//! A leaf crate: the verifier decides which language a response is in and plans it without
+//! running anything, so it needs this and nothing of `rlvr-languages` (toolchains, compiling,
+//! the exec supervisor), which depends on the sandbox.
+
+#![forbid(unsafe_code)]
 
 use std::fmt;
 
@@ -39,6 +45,14 @@ impl CppStandard {
         match self {
             Self::Cpp17 => "-std=gnu++17",
             Self::Cpp20 => "-std=gnu++20",
+        }
+    }
+
+    /// A short name for keys and directories.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            Self::Cpp17 => "cpp17",
+            Self::Cpp20 => "cpp20",
         }
     }
 }

@@ -3,7 +3,7 @@
 //! every record that names none).
 //!
 //! `"checker": "NAME"` picks a built-in rule, a pure comparison run in the verifier
-//! ([`crate::comparison::checker_rules`]): `float:EPS`, `tokens`, `lines-any-order`, `set`.
+//! ([`super::rules`]): `float:EPS`, `tokens`, `lines-any-order`, `set`.
 //! The sandboxed forms, `"checker"` holding Python source (`def check(input, output,
 //! expected)`) and `"checker_cpp"` (a testlib-convention C++ checker), are run by the engine
 //! in a sandbox of their own, under their own limits, after the program (docs/profiles.md,
@@ -15,9 +15,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::comparison::checker_rules::{
-    float_checker, lines_any_order_checker, set_checker, tokens_checker,
-};
+use super::rules::{float_checker, lines_any_order_checker, set_checker, tokens_checker};
 use crate::test_suite::{TestSuiteError, describe};
 
 /// The built-in checkers' names, as error messages list them.

@@ -12,14 +12,14 @@
 //! (they are total comparisons), so the rule only ever decides for sandboxed ones; the engine
 //! asks the expected output at most once per checker and test in a job.
 
-use crate::verdict::CheckerOutcome;
+use super::CheckerOutcome;
 
 /// Decides a checker's `on_output` outcome on a program's output. A score stands as it is; a
 /// failure is the output's fault ([`CheckerOutcome::Rejected`], with the failure as the
 /// reason) when the checker accepts the expected output (`on_expected`: what the checker made
 /// of the test's expected output in the program's place, asked only when the output made it
 /// fail), and the checker's own ([`CheckerOutcome::Error`]) otherwise.
-pub fn attribute_checker_failure(
+pub(crate) fn attribute_checker_failure(
     on_output: CheckerOutcome,
     on_expected: impl FnOnce() -> CheckerOutcome,
 ) -> CheckerOutcome {
@@ -46,7 +46,7 @@ pub fn attribute_checker_failure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verdict::CheckerScore;
+    use crate::checker::CheckerScore;
 
     fn score(value: f64) -> CheckerOutcome {
         CheckerOutcome::Score(CheckerScore::new(value).expect("a score in [0, 1]"))

@@ -18,7 +18,7 @@
 //! printed no verdict) fails that probe too, whatever the probe expected: in a real run the
 //! job would be unscored.
 
-use crate::checker::BuiltInChecker;
+use super::{CheckedTest, Checker, CheckerOutcome, SandboxedCheckers, judge};
 use rlvr_python_compat::text::is_python_byte_space;
 
 /// One probe of a checker.
@@ -145,16 +145,41 @@ fn probe_output(probe: Probe, expected: &str) -> Option<String> {
     }
 }
 
-/// The probes a built-in checker gets wrong on one test's expected output (empty: it is sound
-/// here).
-pub fn probe_checker(checker: BuiltInChecker, expected: &str) -> Vec<ProbeFailure> {
-    probe_with(|output| Ok(checker.accepts(output, expected)), expected)
+/// What probing a checker on one test found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Probed {
+    /// The probes it got wrong (empty: it is sound here).
+    pub failures: Vec<ProbeFailure>,
+    /// Probe outputs that made it fail while it accepts the expected output: rejected, as
+    /// [`judge`] decides in a real run (`checker_rejected`, issue 32).
+    pub rejected: u64,
+}
+
+/// Probes `checker` on `test`, each probe output judged by [`judge`], the one entry point of
+/// checkers, as in a real run (a sandboxed checker through `sandboxed`).
+pub fn probe(
+    checker: &Checker,
+    test: CheckedTest<'_>,
+    sandboxed: &mut dyn SandboxedCheckers,
+) -> Probed {
+    let mut rejected = 0;
+    let failures = probe_with(
+        |output| match judge(checker, test, output, sandboxed) {
+            CheckerOutcome::Score(score) => Ok(score.value() >= 1.0),
+            CheckerOutcome::Rejected(_) => {
+                rejected += 1;
+                Ok(false)
+            }
+            CheckerOutcome::Error(reason) => Err(reason),
+        },
+        test.expected,
+    );
+    Probed { failures, rejected }
 }
 
 /// The probes a checker gets wrong, the checker given as whether it accepts an output for
-/// `expected`, or why it failed on it (the built-ins decide in the verifier; a sandboxed
-/// checker runs in the engine).
-pub fn probe_with(
+/// `expected`, or why it failed on it ([`probe`] asks [`judge`]).
+pub(crate) fn probe_with(
     mut accepts: impl FnMut(&[u8]) -> Result<bool, String>,
     expected: &str,
 ) -> Vec<ProbeFailure> {
@@ -184,7 +209,7 @@ pub fn probe_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checker::Tolerance;
+    use crate::checker::{BuiltInChecker, NoSandbox, Tolerance};
 
     #[test]
     fn garbage_is_foreign_to_the_expected_output() {
@@ -263,7 +288,12 @@ mod tests {
                 " \n",
                 "x x x",
             ] {
-                assert_eq!(probe_checker(rule, expected), [], "{rule} on {expected:?}");
+                let test = CheckedTest {
+                    input: "",
+                    expected,
+                };
+                let probed = probe(&Checker::BuiltIn(rule), test, &mut NoSandbox);
+                assert_eq!(probed, Probed::default(), "{rule} on {expected:?}");
             }
         }
     }
