@@ -7,6 +7,7 @@ mod support;
 
 mod answer_variety;
 mod checkers;
+mod code_size;
 mod dataset;
 mod demo_unprivileged;
 mod differential_plain;
