@@ -1,7 +1,6 @@
 //! Job results: the reward line written for each job, and the aggregation of test verdicts
 //! into it.
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::checker::Checker;
@@ -250,23 +249,77 @@ fn stage_all_passed(plan: &ExecutionPlan, run: &JobRun, stage: usize) -> bool {
 /// last stage whose condition held (prime: pass 2 only when pass 1 did not pass everything);
 /// tests missing from the run count as `skipped`, which never passes.
 pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
-    let sandbox_failures: BTreeSet<usize> = run
+    let sandbox_failures = run
         .stages
         .iter()
         .flatten()
-        .enumerate()
-        .filter(|(_, test)| test.verdict == Verdict::SandboxError)
-        .map(|(position, _)| position)
-        .collect();
-    if !sandbox_failures.is_empty() {
+        .filter(|test| test.verdict == Verdict::SandboxError)
+        .count();
+    if sandbox_failures > 0 {
         return JobResult::sandbox_error(
             plan.profile,
-            format!(
-                "{} test run(s) failed in the sandbox",
-                sandbox_failures.len()
-            ),
+            format!("{sandbox_failures} test run(s) failed in the sandbox"),
         );
     }
+    let tests = test_reports(plan, run, scored_stage(plan, run));
+    let every_stage = EveryStage::count(plan, run);
+    let total = tests.len();
+    let passed = tests
+        .iter()
+        .filter(|test| test.verdict == Verdict::Pass)
+        .count();
+    let checker = plan
+        .programs
+        .iter()
+        .find_map(|program| program.checker.as_ref())
+        .map(|checker| checker.to_string());
+    // A checker that failed on any test leaves the job unscored: its verdict on that output is
+    // unknown, and a guess either way would be reward noise.
+    if every_stage.checker_errors > 0 {
+        return JobResult {
+            score: None,
+            pass_rate: None,
+            passed,
+            total,
+            all_passed: false,
+            status: Status::CheckerError,
+            profile: plan.profile,
+            reason: Some(format!(
+                "the checker failed on {} test(s): no score",
+                every_stage.checker_errors
+            )),
+            untrusted_comparisons: every_stage.untrusted_comparisons,
+            tampering: every_stage.tampering,
+            checker,
+            checker_rejected: every_stage.checker_rejected,
+            tests: Some(tests),
+        };
+    }
+    let (score, reason) = score_and_reason(plan, run, &tests, passed);
+    JobResult {
+        score: Some(score),
+        pass_rate: Some(if total == 0 {
+            0.0
+        } else {
+            passed as f64 / total as f64
+        }),
+        passed,
+        total,
+        all_passed: total > 0 && passed == total,
+        status: Status::Ok,
+        profile: plan.profile,
+        reason,
+        untrusted_comparisons: every_stage.untrusted_comparisons,
+        tampering: every_stage.tampering,
+        checker,
+        checker_rejected: every_stage.checker_rejected,
+        tests: Some(tests),
+    }
+}
+
+/// The stage whose tests are scored: the last stage whose condition held, counting from the
+/// first.
+fn scored_stage(plan: &ExecutionPlan, run: &JobRun) -> usize {
     let mut scored_stage = 0;
     for (index, stage) in plan.stages.iter().enumerate().skip(1) {
         let needed = match stage.run_if {
@@ -279,13 +332,18 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
             break;
         }
     }
+    scored_stage
+}
+
+/// One report per test of the scored stage, `skipped` for a test missing from the run.
+fn test_reports(plan: &ExecutionPlan, run: &JobRun, scored_stage: usize) -> Vec<TestReport> {
     let program_indices = plan
         .stages
         .get(scored_stage)
         .map_or(&[][..], |stage| stage.programs.as_slice());
     let runs = run.stages.get(scored_stage).map_or(&[][..], Vec::as_slice);
     let stage = plan.stages.get(scored_stage);
-    let tests: Vec<TestReport> = program_indices
+    program_indices
         .iter()
         .enumerate()
         .map(|(position, &program)| {
@@ -302,49 +360,75 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
                 output_cap_bytes: stage
                     .filter(|_| verdict == Verdict::OutputLimit)
                     .map(|stage| plan.output_cap(stage, program)),
-                // Pass and wrong answer are the verdicts the checker decided; any other one
-                // ended before it read anything (or, `checker_error`, the checker failed).
-                checker_score: match &plan.programs[program].checker {
-                    Some(Checker::BuiltIn(_))
-                        if matches!(verdict, Verdict::Pass | Verdict::WrongAnswer) =>
-                    {
-                        Some(if verdict == Verdict::Pass { 1.0 } else { 0.0 })
-                    }
-                    Some(Checker::Python(_) | Checker::Cpp(_)) => test
-                        .and_then(|test| test.checker_score)
-                        .filter(|_| matches!(verdict, Verdict::Pass | Verdict::WrongAnswer))
-                        .map(CheckerScore::value),
-                    _ => None,
-                },
+                checker_score: checker_score(
+                    plan.programs[program].checker.as_ref(),
+                    verdict,
+                    test,
+                ),
                 checker_rejected: test.is_some_and(|test| test.checker_rejected),
             }
         })
-        .collect();
-    // Tampering counts over every test run, in every stage: a trainer wants to see what the
-    // policy tried even in a pass that is not scored.
-    let mut tampering = TamperCounts::default();
-    for test in run.stages.iter().flatten() {
-        tampering.add(test.tampering);
+        .collect()
+}
+
+/// A test's checker score. Pass and wrong answer are the verdicts the checker decided; any
+/// other one ended before it read anything (or, `checker_error`, the checker failed).
+fn checker_score(
+    checker: Option<&Checker>,
+    verdict: Verdict,
+    test: Option<&TestRun>,
+) -> Option<f64> {
+    match checker {
+        Some(Checker::BuiltIn(_)) if matches!(verdict, Verdict::Pass | Verdict::WrongAnswer) => {
+            Some(if verdict == Verdict::Pass { 1.0 } else { 0.0 })
+        }
+        Some(Checker::Python(_) | Checker::Cpp(_)) => test
+            .and_then(|test| test.checker_score)
+            .filter(|_| matches!(verdict, Verdict::Pass | Verdict::WrongAnswer))
+            .map(CheckerScore::value),
+        _ => None,
     }
-    let checker_rejected = run
-        .stages
-        .iter()
-        .flatten()
-        .filter(|test| test.checker_rejected)
-        .count() as u64;
-    let untrusted_comparisons = plan.live_functional.as_ref().map(|_| {
-        run.stages
-            .iter()
-            .flatten()
-            .map(|test| test.untrusted_comparisons)
-            .sum()
-    });
-    let total = tests.len();
-    let passed = tests
-        .iter()
-        .filter(|test| test.verdict == Verdict::Pass)
-        .count();
-    let all_passed = total > 0 && passed == total;
+}
+
+/// What a job's result counts over every test run, in every stage (not only the scored one):
+/// a trainer wants to see what the policy tried even in a pass that is not scored.
+struct EveryStage {
+    tampering: TamperCounts,
+    checker_rejected: u64,
+    /// Judge functional tests only.
+    untrusted_comparisons: Option<u64>,
+    checker_errors: usize,
+}
+
+impl EveryStage {
+    fn count(plan: &ExecutionPlan, run: &JobRun) -> Self {
+        let every_test = || run.stages.iter().flatten();
+        let mut tampering = TamperCounts::default();
+        for test in every_test() {
+            tampering.add(test.tampering);
+        }
+        Self {
+            tampering,
+            checker_rejected: every_test().filter(|test| test.checker_rejected).count() as u64,
+            untrusted_comparisons: plan
+                .live_functional
+                .as_ref()
+                .map(|_| every_test().map(|test| test.untrusted_comparisons).sum()),
+            checker_errors: every_test()
+                .filter(|test| test.verdict == Verdict::CheckerError)
+                .count(),
+        }
+    }
+}
+
+/// The job's score from the scored tests' credit, and why it is what it is when the job's
+/// deadline cut it short (Klear's profile then gives its no-code score).
+fn score_and_reason(
+    plan: &ExecutionPlan,
+    run: &JobRun,
+    tests: &[TestReport],
+    passed: usize,
+) -> (f64, Option<String>) {
     // A sandboxed checker's partial score is credit toward the pass rate (a pass is 1).
     let credit: f64 = tests
         .iter()
@@ -353,64 +437,14 @@ pub fn aggregate(plan: &ExecutionPlan, run: &JobRun) -> JobResult {
             None => f64::from(u8::from(test.verdict == Verdict::Pass)),
         })
         .sum();
-    let mut score = plan.scoring.from_credit(credit, passed, total);
-    let mut reason = None;
-    if run.deadline_exceeded && plan.scoring == Scoring::KlearAffine {
+    let score = plan.scoring.from_credit(credit, passed, tests.len());
+    if !run.deadline_exceeded {
+        return (score, None);
+    }
+    let reason = Some("job deadline exceeded".to_owned());
+    if plan.scoring == Scoring::KlearAffine {
         // Klear's reward manager gives -1.0 to a response that exceeds its 500 s budget.
-        score = KLEAR_NO_CODE;
-        reason = Some("job deadline exceeded".to_owned());
-    } else if run.deadline_exceeded {
-        reason = Some("job deadline exceeded".to_owned());
+        return (KLEAR_NO_CODE, reason);
     }
-    // A checker that failed on any test leaves the job unscored: its verdict on that output is
-    // unknown, and a guess either way would be reward noise.
-    let checker_errors = run
-        .stages
-        .iter()
-        .flatten()
-        .filter(|test| test.verdict == Verdict::CheckerError)
-        .count();
-    let checker = plan
-        .programs
-        .iter()
-        .find_map(|program| program.checker.as_ref())
-        .map(|checker| checker.to_string());
-    if checker_errors > 0 {
-        return JobResult {
-            score: None,
-            pass_rate: None,
-            passed,
-            total,
-            all_passed: false,
-            status: Status::CheckerError,
-            profile: plan.profile,
-            reason: Some(format!(
-                "the checker failed on {checker_errors} test(s): no score"
-            )),
-            untrusted_comparisons,
-            tampering,
-            checker,
-            checker_rejected,
-            tests: Some(tests),
-        };
-    }
-    JobResult {
-        score: Some(score),
-        pass_rate: Some(if total == 0 {
-            0.0
-        } else {
-            passed as f64 / total as f64
-        }),
-        passed,
-        total,
-        all_passed,
-        status: Status::Ok,
-        profile: plan.profile,
-        reason,
-        untrusted_comparisons,
-        tampering,
-        checker,
-        checker_rejected,
-        tests: Some(tests),
-    }
+    (score, reason)
 }

@@ -13,7 +13,7 @@ use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use rlvr_runner::transport::{FramedPipe, PipeError};
-use rlvr_sandbox::{Program, ResourceLimits, Sandbox, SpawnRequest};
+use rlvr_sandbox::{ExitInfo, Program, ResourceLimits, Sandbox, SandboxedProcess, SpawnRequest};
 use serde_json::{Value, json};
 
 use crate::submission::Submission;
@@ -110,7 +110,8 @@ impl PythonFunctionTarget {
             .collect()
     }
 
-    /// One harness process for `submissions[first..]`.
+    /// One harness process for `submissions[first..]`: start it, send every case, read the
+    /// answers in order, then end it and say how it ended.
     fn run_harness(
         &self,
         submissions: &[Submission],
@@ -118,6 +119,47 @@ impl PythonFunctionTarget {
         outcomes: &mut [Option<Outcome>],
     ) -> Ended {
         let nonce = nonce();
+        let request = self.request(submissions, first, &nonce);
+        let mut harness = match self.start_harness() {
+            Ok(harness) => harness,
+            Err(reason) => return Ended::Broken(reason),
+        };
+        // The harness reads the request before anything else: a harness that does not take it
+        // within a call's time is one that did not load.
+        let sent = harness
+            .pipe
+            .send_frame(&request, &[], Instant::now() + self.call_timeout);
+        let mut reading = Reading {
+            nonce,
+            expected: first,
+            ready: false,
+        };
+        let ended = self.read_answers(
+            &mut harness.pipe,
+            sent,
+            submissions.len(),
+            &mut reading,
+            outcomes,
+        );
+        let RunningHarness {
+            mut process,
+            pipe,
+            stderr_reader,
+        } = harness;
+        process.kill();
+        let exit = process.wait();
+        drop(pipe);
+        let stderr_tail = stderr_reader.join().unwrap_or_default();
+        match ended {
+            Ended::DiedAt(index, reason) if reason.is_empty() => {
+                self.explain_end(index, &exit, reading.ready, &stderr_tail)
+            }
+            other => other,
+        }
+    }
+
+    /// The one request of a harness run: the function, and every case from `first` on.
+    fn request(&self, submissions: &[Submission], first: usize, nonce: &str) -> Value {
         let cases: Vec<Value> = submissions
             .iter()
             .enumerate()
@@ -132,13 +174,18 @@ impl PythonFunctionTarget {
                 })
             })
             .collect();
-        let request = json!({
+        json!({
             "module": self.module,
             "function": self.function,
             "path": self.with_path.then_some(PYTHON_PATH_IN_SANDBOX),
             "nonce": nonce,
             "cases": cases,
-        });
+        })
+    }
+
+    /// Starts the harness in the sandbox, its standard error drained by a thread of its own
+    /// (a full pipe would stop the harness); the reason when it cannot start.
+    fn start_harness(&self) -> Result<RunningHarness, String> {
         let mut spawn = SpawnRequest::new(Program::Python {
             source: format!("{}{HARNESS}", rlvr_runner::FRAMING_SOURCE),
         });
@@ -150,12 +197,10 @@ impl PythonFunctionTarget {
             tmpfs_bytes: 512 << 20,
             ..ResourceLimits::default()
         };
-        let mut process = match self.sandbox.spawn(spawn) {
-            Ok(process) => process,
-            Err(error) => {
-                return Ended::Broken(format!("the sandbox could not start the harness: {error}"));
-            }
-        };
+        let mut process = self
+            .sandbox
+            .spawn(spawn)
+            .map_err(|error| format!("the sandbox could not start the harness: {error}"))?;
         let (Some(stdin), Some(stdout), Some(stderr)) = (
             process.stdin.take(),
             process.stdout.take(),
@@ -163,23 +208,35 @@ impl PythonFunctionTarget {
         ) else {
             process.kill();
             let _ = process.wait();
-            return Ended::Broken("the harness has no pipes".to_owned());
+            return Err("the harness has no pipes".to_owned());
         };
-        // Standard error is drained as it comes (a full pipe would stop the harness).
         let stderr_reader = std::thread::spawn(move || tail_of(stderr));
-        let mut pipe = FramedPipe::new(
+        let pipe = FramedPipe::new(
             OwnedFd::from(stdin),
             OwnedFd::from(stdout),
             MAX_ANSWER_HEADER,
         );
-        let mut expected = first;
-        let mut ready = false;
-        // The harness reads the request before anything else: a harness that does not take it
-        // within a call's time is one that did not load.
-        let sent = pipe.send_frame(&request, &[], Instant::now() + self.call_timeout);
-        let ended = loop {
-            if expected == submissions.len() {
-                break Ended::Done;
+        Ok(RunningHarness {
+            process,
+            pipe,
+            stderr_reader,
+        })
+    }
+
+    /// Reads the harness's answers until every case up to `total` has one, or the harness
+    /// fails (`sent`: how sending the request went). An empty reason in `DiedAt` means the
+    /// process closed its end or broke the framing: [`Self::explain_end`] says how it ended.
+    fn read_answers(
+        &self,
+        pipe: &mut FramedPipe,
+        sent: Result<(), PipeError>,
+        total: usize,
+        reading: &mut Reading,
+        outcomes: &mut [Option<Outcome>],
+    ) -> Ended {
+        loop {
+            if reading.expected == total {
+                return Ended::Done;
             }
             let received = match &sent {
                 Ok(()) => pipe.receive_json::<Value>(Instant::now() + self.call_timeout),
@@ -188,43 +245,12 @@ impl PythonFunctionTarget {
             };
             match received {
                 Ok(answer) => {
-                    // Frames without the nonce are not the harness's answers.
-                    if answer["nonce"] != nonce.as_str() {
-                        continue;
+                    if let Some(ended) = self.take_answer(&answer, reading, outcomes) {
+                        return ended;
                     }
-                    if let Some(reason) = answer["import_error"].as_str() {
-                        break Ended::Broken(format!(
-                            "{}:{} could not be loaded: {reason}",
-                            self.module, self.function
-                        ));
-                    }
-                    if answer["ready"] == true {
-                        ready = true;
-                        continue;
-                    }
-                    let Some(index) = answer["index"].as_u64().map(|index| index as usize) else {
-                        continue;
-                    };
-                    if index != expected {
-                        continue;
-                    }
-                    outcomes[index] = Some(match answer["score"].as_f64() {
-                        Some(reward) => Outcome::Scored {
-                            reward,
-                            scaled: self.range.scale(reward),
-                            detail: None,
-                        },
-                        None => Outcome::Void {
-                            reason: format!(
-                                "the reward function raised {}",
-                                answer["error"].as_str().unwrap_or("an error")
-                            ),
-                        },
-                    });
-                    expected += 1;
                 }
-                Err(PipeError::Deadline) if !ready => {
-                    break Ended::Broken(format!(
+                Err(PipeError::Deadline) if !reading.ready => {
+                    return Ended::Broken(format!(
                         "{}:{} was not loaded within {} s",
                         self.module,
                         self.function,
@@ -232,8 +258,8 @@ impl PythonFunctionTarget {
                     ));
                 }
                 Err(PipeError::Deadline) => {
-                    break Ended::DiedAt(
-                        expected,
+                    return Ended::DiedAt(
+                        reading.expected,
                         format!(
                             "the reward function did not return within {} s",
                             self.call_timeout.as_secs()
@@ -241,42 +267,103 @@ impl PythonFunctionTarget {
                     );
                 }
                 // It closed its end, or broke the framing: its process is done for.
-                Err(_) => break Ended::DiedAt(expected, String::new()),
+                Err(_) => return Ended::DiedAt(reading.expected, String::new()),
             }
-        };
-        process.kill();
-        let exit = process.wait();
-        drop(pipe);
-        let stderr_tail = stderr_reader.join().unwrap_or_default();
-        match ended {
-            Ended::DiedAt(index, reason) if reason.is_empty() => {
-                let how = match exit {
-                    Ok(exit) => match (exit.exit_code, exit.signal) {
-                        (_, Some(signal)) => format!("killed by signal {signal}"),
-                        (Some(code), None) => format!("exit status {code}"),
-                        _ => "ended".to_owned(),
-                    },
-                    Err(error) => format!("could not be waited for: {error}"),
-                };
-                if !ready {
-                    return Ended::Broken(format!(
-                        "the harness ended ({how}) before loading {}:{}{}",
-                        self.module,
-                        self.function,
-                        last_line(&stderr_tail)
-                    ));
-                }
-                Ended::DiedAt(
-                    index,
-                    format!(
-                        "the reward process ended ({how}) while scoring this response{}",
-                        last_line(&stderr_tail)
-                    ),
-                )
-            }
-            other => other,
         }
     }
+
+    /// One answer frame: the function's import error ends the run; readiness, frames without
+    /// the nonce and answers out of order are noted or skipped; the expected case's score (or
+    /// error) is its outcome.
+    fn take_answer(
+        &self,
+        answer: &Value,
+        reading: &mut Reading,
+        outcomes: &mut [Option<Outcome>],
+    ) -> Option<Ended> {
+        // Frames without the nonce are not the harness's answers.
+        if answer["nonce"] != reading.nonce.as_str() {
+            return None;
+        }
+        if let Some(reason) = answer["import_error"].as_str() {
+            return Some(Ended::Broken(format!(
+                "{}:{} could not be loaded: {reason}",
+                self.module, self.function
+            )));
+        }
+        if answer["ready"] == true {
+            reading.ready = true;
+            return None;
+        }
+        let index = answer["index"].as_u64().map(|index| index as usize)?;
+        if index != reading.expected {
+            return None;
+        }
+        outcomes[index] = Some(match answer["score"].as_f64() {
+            Some(reward) => Outcome::Scored {
+                reward,
+                scaled: self.range.scale(reward),
+                detail: None,
+            },
+            None => Outcome::Void {
+                reason: format!(
+                    "the reward function raised {}",
+                    answer["error"].as_str().unwrap_or("an error")
+                ),
+            },
+        });
+        reading.expected += 1;
+        None
+    }
+
+    /// How a harness that closed its end ended, for the case it was scoring (`index`), or for
+    /// every case when it ended before loading the function (`ready` false).
+    fn explain_end(
+        &self,
+        index: usize,
+        exit: &std::io::Result<ExitInfo>,
+        ready: bool,
+        stderr_tail: &str,
+    ) -> Ended {
+        let how = match exit {
+            Ok(exit) => match (exit.exit_code, exit.signal) {
+                (_, Some(signal)) => format!("killed by signal {signal}"),
+                (Some(code), None) => format!("exit status {code}"),
+                _ => "ended".to_owned(),
+            },
+            Err(error) => format!("could not be waited for: {error}"),
+        };
+        if !ready {
+            return Ended::Broken(format!(
+                "the harness ended ({how}) before loading {}:{}{}",
+                self.module,
+                self.function,
+                last_line(stderr_tail)
+            ));
+        }
+        Ended::DiedAt(
+            index,
+            format!(
+                "the reward process ended ({how}) while scoring this response{}",
+                last_line(stderr_tail)
+            ),
+        )
+    }
+}
+
+/// A started harness: its process, its framed pipe and the thread draining its standard error.
+struct RunningHarness {
+    process: SandboxedProcess,
+    pipe: FramedPipe,
+    stderr_reader: std::thread::JoinHandle<String>,
+}
+
+/// Where reading a harness's answers is: the run's nonce, the case whose answer comes next,
+/// and whether the harness said it loaded the function.
+struct Reading {
+    nonce: String,
+    expected: usize,
+    ready: bool,
 }
 
 /// A nonce for the harness's answers (the responses never see it written anywhere).

@@ -14,9 +14,9 @@ mod output;
 mod summary;
 
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -105,16 +105,7 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
         .jobs
         .clone()
         .expect("clap requires JOBS without --list-profiles");
-    if let Some(out) = &args.out {
-        let mut inputs = Vec::new();
-        if jobs_path.as_os_str() != "-" {
-            inputs.push(jobs_path.as_path());
-        }
-        if let Some(dataset) = &args.dataset {
-            inputs.push(dataset.as_path());
-        }
-        rlvr_output::refuse_overwriting_inputs(&inputs, &[out.as_path()])?;
-    }
+    refuse_overwriting_inputs(&args, &jobs_path)?;
     let testlib_header =
         crate::command::testlib_header::read_testlib_header(args.testlib_header.as_deref())?;
     let input = open_jobs(&jobs_path)?;
@@ -122,7 +113,67 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
         Some(path) => Some(DatasetRows::open(path).map_err(|error| Error::Dataset(error.into()))?),
         None => None,
     };
-    let mut output = ResultsOutput::open(args.out.as_deref())?;
+    let output = ResultsOutput::open(args.out.as_deref())?;
+    let engine = start_engine(&args, &profile, testlib_header)?;
+    // Ctrl-C and SIGTERM set the engine's cancel flag: tests not started are skipped, and
+    // results that were not final by then are never written.
+    let interrupted = engine.cancel_flag();
+    cancel_on_signals(&interrupted)?;
+
+    let progress = crate::progress::jobs_bar(&jobs_path);
+    let (sender, receiver) = mpsc::channel::<Finished>();
+    let writer = spawn_writer(
+        receiver,
+        output,
+        progress.clone(),
+        args.details,
+        Arc::clone(&interrupted),
+    );
+
+    let started = Instant::now();
+    let submitter = Submitter {
+        engine: &engine,
+        sender,
+        interrupted: &interrupted,
+        dataset: dataset.as_ref(),
+        profile: Arc::new(profile),
+        options: plan_options(&args),
+    };
+    let submitted = submitter.submit_all(input, &jobs_path)?;
+    let statistics = Arc::clone(engine.statistics());
+    engine.shutdown();
+    let (summary, output, written) = writer.join().expect("the writer thread does not panic");
+    progress.finish_and_clear();
+    written.map_err(Error::write("results"))?;
+    // The results are complete (or, after an interrupt, every finished one): into place.
+    output.finish()?;
+    summary.print(started.elapsed(), &statistics);
+    final_status(&summary, submitted, interrupted.load(Ordering::Relaxed))
+}
+
+/// `--out` may name neither the jobs file nor the dataset.
+fn refuse_overwriting_inputs(args: &Args, jobs_path: &Path) -> Result<(), Error> {
+    let Some(out) = &args.out else {
+        return Ok(());
+    };
+    let mut inputs = Vec::new();
+    if jobs_path.as_os_str() != "-" {
+        inputs.push(jobs_path);
+    }
+    if let Some(dataset) = &args.dataset {
+        inputs.push(dataset.as_path());
+    }
+    rlvr_output::refuse_overwriting_inputs(&inputs, &[out.as_path()])?;
+    Ok(())
+}
+
+/// The sandbox (with Klear's scientific modules when its profile needs them) and the engine's
+/// workers over it.
+fn start_engine(
+    args: &Args,
+    profile: &Profile,
+    testlib_header: Option<Arc<str>>,
+) -> Result<Engine, Error> {
     let sandbox = crate::sandbox_setup::start_sandbox(args.allow_degraded)?;
     if profile.name == ProfileName::Klear {
         crate::sandbox_setup::require_scientific_modules(&sandbox)?;
@@ -131,37 +182,46 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
         .workers
         .unwrap_or_else(|| EngineConfig::default().workers)
         .max(1);
-    let engine = Engine::start(
+    Ok(Engine::start(
         sandbox,
         EngineConfig {
             workers,
             queue_capacity: workers * 4,
             testlib_header,
         },
-    );
+    ))
+}
 
-    // Ctrl-C and SIGTERM set the engine's cancel flag: tests not started are skipped, and
-    // results that were not final by then are never written.
-    let interrupted = engine.cancel_flag();
-    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted)).map_err(
-        |source| Error::SignalHandler {
-            signal: "Ctrl-C",
-            source,
-        },
-    )?;
-    signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&interrupted)).map_err(
-        |source| Error::SignalHandler {
-            signal: "SIGTERM",
-            source,
-        },
-    )?;
+/// Ctrl-C and SIGTERM set `interrupted`.
+fn cancel_on_signals(interrupted: &Arc<AtomicBool>) -> Result<(), Error> {
+    for (signal, name) in [
+        (signal_hook::consts::SIGINT, "Ctrl-C"),
+        (signal_hook::consts::SIGTERM, "SIGTERM"),
+    ] {
+        signal_hook::flag::register(signal, Arc::clone(interrupted)).map_err(|source| {
+            Error::SignalHandler {
+                signal: name,
+                source,
+            }
+        })?;
+    }
+    Ok(())
+}
 
-    let progress = crate::progress::jobs_bar(&jobs_path);
-    let (sender, receiver) = mpsc::channel::<Finished>();
-    let writer_progress = progress.clone();
-    let details = args.details;
-    let writer_cancel = Arc::clone(&interrupted);
-    let writer = std::thread::spawn(move || -> (Summary, ResultsOutput, std::io::Result<()>) {
+/// What the writer thread hands back: the summary of what it wrote, the output to move into
+/// place, and the write error that stopped it, if any.
+type Written = (Summary, ResultsOutput, std::io::Result<()>);
+
+/// The thread that writes each result line in job order, as soon as it and every earlier one
+/// are final, and flushes it; a write error sets `cancel` (nothing more can be written).
+fn spawn_writer(
+    receiver: mpsc::Receiver<Finished>,
+    mut output: ResultsOutput,
+    progress: indicatif::ProgressBar,
+    details: bool,
+    cancel: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Written> {
+    std::thread::spawn(move || -> Written {
         let mut order = InOrder::default();
         let mut summary = Summary::default();
         let mut written = 0u64;
@@ -175,10 +235,10 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
                 let line = result_line(id, result, details, marks);
                 if let Err(error) = writeln!(output, "{line}").and_then(|()| output.flush()) {
                     // Nothing more can be written: stop the engine too.
-                    writer_cancel.store(true, Ordering::Relaxed);
+                    cancel.store(true, Ordering::Relaxed);
                     return (summary, output, Err(error));
                 }
-                writer_progress.inc(1);
+                progress.inc(1);
                 // `RLVR_LOG=rlvr::verify=debug`: how far the output is (its temporary has no
                 // name to look at until the end).
                 written += 1;
@@ -186,10 +246,12 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
             }
         }
         (summary, output, Ok(()))
-    });
+    })
+}
 
-    let started = Instant::now();
-    let options = PlanOptions {
+/// The plan options the flags give every job (each job adds its identity and languages).
+fn plan_options(args: &Args) -> PlanOptions {
+    PlanOptions {
         seed: args.seed,
         job_identity: Vec::new(),
         max_tests: args.max_tests,
@@ -200,23 +262,47 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
             requested: None,
             allowed: args.languages.clone(),
         },
-    };
-    let profile = Arc::new(profile);
-    let mut sequence = 0;
-    for (line_index, bytes) in input.split(b'\n').enumerate() {
-        if interrupted.load(Ordering::Relaxed) {
-            break;
+    }
+}
+
+/// Reads job lines and hands each to the engine, or its invalid-job result to the writer.
+struct Submitter<'run> {
+    engine: &'run Engine,
+    sender: mpsc::Sender<Finished>,
+    interrupted: &'run Arc<AtomicBool>,
+    dataset: Option<&'run DatasetRows>,
+    profile: Arc<Profile>,
+    options: PlanOptions,
+}
+
+impl Submitter<'_> {
+    /// Every line of `input` until its end or an interrupt: the number of jobs submitted
+    /// (blank lines are none). The sender is dropped at the end, so the writer ends when the
+    /// last result is in.
+    fn submit_all(self, input: Box<dyn BufRead + Send>, jobs_path: &Path) -> Result<u64, Error> {
+        let mut sequence = 0;
+        for (line_index, bytes) in input.split(b'\n').enumerate() {
+            if self.interrupted.load(Ordering::Relaxed) {
+                break;
+            }
+            let mut bytes = bytes.map_err(|error| {
+                Error::input(
+                    format!("{}: reading line {}", jobs_path.display(), line_index + 1),
+                    error,
+                )
+            })?;
+            if bytes.last() == Some(&b'\r') {
+                bytes.pop();
+            }
+            if self.submit_line(bytes, line_index + 1, sequence) {
+                sequence += 1;
+            }
         }
-        let mut bytes = bytes.map_err(|error| {
-            Error::input(
-                format!("{}: reading line {}", jobs_path.display(), line_index + 1),
-                error,
-            )
-        })?;
-        if bytes.last() == Some(&b'\r') {
-            bytes.pop();
-        }
-        let line_number = line_index + 1;
+        Ok(sequence)
+    }
+
+    /// One job line, the job at `sequence`: false for a blank line (no job).
+    fn submit_line(&self, bytes: Vec<u8>, line_number: usize, sequence: u64) -> bool {
         // A line that is not UTF-8 is one invalid job, not the end of the run.
         let line = match String::from_utf8(bytes) {
             Ok(line) => line,
@@ -225,57 +311,61 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
                     "line {line_number}: not valid UTF-8 (byte offset {} in the line)",
                     error.utf8_error().valid_up_to()
                 );
-                let result = JobResult::invalid_job(profile.name, reason);
-                let _ = sender.send((sequence, Value::Null, Some(result), None));
-                sequence += 1;
-                continue;
+                let result = JobResult::invalid_job(self.profile.name, reason);
+                let _ = self
+                    .sender
+                    .send((sequence, Value::Null, Some(result), None));
+                return true;
             }
         };
         if line.trim().is_empty() {
-            continue;
+            return false;
         }
-        match prepare(&line, line_number, dataset.as_ref(), &profile, &options) {
+        match prepare(
+            &line,
+            line_number,
+            self.dataset,
+            &self.profile,
+            &self.options,
+        ) {
             Ok((id, job, marks)) => {
-                let sender = sender.clone();
-                let interrupted = Arc::clone(&interrupted);
-                let position = sequence;
-                engine.submit(
+                let sender = self.sender.clone();
+                let interrupted = Arc::clone(self.interrupted);
+                self.engine.submit(
                     job,
                     Box::new(move |result| {
                         let result = (!interrupted.load(Ordering::Relaxed)).then_some(result);
-                        let _ = sender.send((position, id, result, marks));
+                        let _ = sender.send((sequence, id, result, marks));
                     }),
                 );
             }
             Err((id, reason)) => {
-                let mut result =
-                    JobResult::invalid_job(profile.name, format!("line {line_number}: {reason}"));
+                let mut result = JobResult::invalid_job(
+                    self.profile.name,
+                    format!("line {line_number}: {reason}"),
+                );
                 result.tests = None;
-                let _ = sender.send((sequence, id, Some(result), None));
+                let _ = self.sender.send((sequence, id, Some(result), None));
             }
         }
-        sequence += 1;
+        true
     }
-    drop(sender);
-    let statistics = Arc::clone(engine.statistics());
-    engine.shutdown();
-    let (summary, output, written) = writer.join().expect("the writer thread does not panic");
-    progress.finish_and_clear();
-    written.map_err(Error::write("results"))?;
-    // The results are complete (or, after an interrupt, every finished one): into place.
-    output.finish()?;
-    summary.print(started.elapsed(), &statistics);
-    if interrupted.load(Ordering::Relaxed) {
+}
+
+/// The run's status once its results are in place: interrupted, some results missing, some
+/// jobs unscored, or success.
+fn final_status(summary: &Summary, submitted: u64, interrupted: bool) -> Result<Status, Error> {
+    if interrupted {
         eprintln!(
-            "rlvr verify: interrupted; every result finished before the interrupt was written ({} of {sequence} jobs)",
+            "rlvr verify: interrupted; every result finished before the interrupt was written ({} of {submitted} jobs)",
             summary.jobs()
         );
         return Ok(Status::Interrupted);
     }
-    if summary.jobs() != sequence {
+    if summary.jobs() != submitted {
         return Err(Error::ResultsMissing {
             written: summary.jobs(),
-            jobs: sequence,
+            jobs: submitted,
         });
     }
     Ok(if summary.unscored() > 0 {
@@ -291,13 +381,14 @@ fn parse_time_limit(text: &str) -> Result<Duration, String> {
     rlvr_verify::time_limit_from_seconds("--time-limit", seconds).map_err(|error| error.to_string())
 }
 
-/// `--max-tests`: at least 1 (0 would score every job 0 without running anything).
+/// `--languages`: a language rlvr runs.
 fn parse_language(name: &str) -> Result<rlvr_verify::Language, String> {
     rlvr_verify::Language::from_name(name)
         .map(|choice| choice.language)
         .ok_or_else(|| format!("{name:?} is not a language rlvr runs"))
 }
 
+/// `--max-tests`: at least 1 (0 would score every job 0 without running anything).
 fn parse_max_tests(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(0) => Err("--max-tests must be at least 1, found 0".to_owned()),
