@@ -32,6 +32,8 @@ JOB_OPERATIONS = frozenset(("load", "run", "batch_start", "batch_next", "batch_e
 # The job process's PID in the sandbox's namespace (test children get FIRST_TEST_PID + 1).
 JOB_PROCESS_PID = 51
 PR_SET_PDEATHSIG = 1
+# The longest wait one poll() can take (its timeout is a C int of milliseconds).
+POLL_MAX_MS = 2**31 - 1
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -143,8 +145,12 @@ def watch_job_process(started):
     received, deadline, budget_ms, failure = b"", None, None, None
     try:
         while True:
-            timeout = None if deadline is None else max(0, round((deadline - time.monotonic()) * 1000))
+            # poll() takes a C int of milliseconds: a budget beyond it (a caller's "no limit")
+            # waits that long, then again.
+            timeout = None if deadline is None else min(max(0, round((deadline - time.monotonic()) * 1000)), POLL_MAX_MS)
             events = dict(poller.poll(timeout))
+            if not events and deadline is not None and time.monotonic() < deadline:
+                continue
             if not events:
                 os.kill(job, signal.SIGKILL)
                 failure = ("timeout", budget_ms)
