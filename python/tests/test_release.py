@@ -104,8 +104,8 @@ def test_issue34_client_job_builds_the_pure_wheel_and_the_sdist(tmp_path):
     """The client job's build step, run here in a copy of the checkout (setuptools writes its
     build directory into the source tree): a py3-none-any wheel and an sdist of Cargo's version,
     with the SPDX license, and no binary in either."""
-    import zipfile
     import tarfile
+    import zipfile
 
     workflow = yaml.safe_load(WORKFLOW.read_text())
     [build] = [step for step in workflow["jobs"]["client"]["steps"] if "python -m build" in step.get("run", "")]
