@@ -230,6 +230,7 @@ pub(crate) fn compile_in_sandbox(
             name: file_name,
             contents: source.as_bytes().to_vec(),
         }],
+        network: rlvr_sandbox::Network::Isolated,
     };
     let outcome = sandbox.run(&request)?;
     let status = match outcome.verdict {

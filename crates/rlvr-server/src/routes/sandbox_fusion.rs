@@ -7,6 +7,9 @@
 //! `compile_timeout` (through the shared compile cache) and answered with SandboxFusion's
 //! `compile_result`; a program that does not compile has no `run_result`, as there.
 //!
+//! Every run gets a private loopback (`Network::PrivateLoopback`: a fresh network namespace
+//! whose `lo` is up, nothing else in it; issue 35).
+//!
 //! `bash` runs as Python does, one sandboxed process (issue 35). Their `files` may be in
 //! directories and `fetch_files` come back base64, placed and read inside the sandbox
 //! (`run_code_files`, issue 35).
@@ -27,7 +30,7 @@ use rlvr_languages::{
     CompileLimits, CompileReport, CompileStatus, Compiler, Language, Once, OnceLimits, OnceOptions,
     run_once_with,
 };
-use rlvr_sandbox::{ResourceLimits, RunOutcome, RunRequest, RunVerdict, Stdin, WorkFile};
+use rlvr_sandbox::{Network, ResourceLimits, RunOutcome, RunRequest, RunVerdict, Stdin, WorkFile};
 use run_code_files::{Fetched, MAX_FETCH_FILES, MAX_FILES, check_no_overlap, checked_path};
 use serde_json::{Value, json};
 
@@ -240,6 +243,10 @@ fn build_request(
         _ => Stdin::Empty,
     };
     run.limits = limits;
+    // A network namespace of this run's own with `lo` up: a program may serve and call
+    // itself on 127.0.0.1 as under SandboxFusion, and nothing it leaves listening outlives
+    // the run (docs/sandbox.md, "Loopback for `/run_code`").
+    run.network = Network::PrivateLoopback;
     Ok((run, placing))
 }
 
@@ -445,9 +452,10 @@ async fn run_other_language(
     let sandbox = state.sandbox.clone();
     let code = request.code;
     // Java with assertions on, as SandboxFusion runs it (`java -ea`): MultiPL-E's Java
-    // problems check every answer with `assert`.
+    // problems check every answer with `assert`. A private loopback, as for Python.
     let options = OnceOptions {
         java_assertions: true,
+        network: Network::PrivateLoopback,
     };
     let run = move || {
         run_once_with(

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use rlvr_sandbox::{
-    CgroupLayout, IdMapping, Protection, ResourceLimits, RunRequest, RunVerdict, Sandbox,
+    CgroupLayout, IdMapping, Network, Protection, ResourceLimits, RunRequest, RunVerdict, Sandbox,
 };
 
 use crate::exit::{Error, Status};
@@ -217,6 +217,8 @@ struct Case {
     name: &'static str,
     source: &'static str,
     limits: ResourceLimits,
+    /// The network the case runs with (`/run_code`'s private loopback, or none).
+    network: Network,
     expect: fn(&rlvr_sandbox::RunOutcome) -> bool,
 }
 
@@ -240,30 +242,42 @@ fn cases() -> Vec<Case> {
             name: "network is unreachable",
             source: "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n    print('connected')\nexcept OSError:\n    print('blocked')",
             limits: small_limits(),
+            network: Network::Isolated,
             expect: |outcome| ok_printing(outcome, "blocked"),
+        },
+        Case {
+            name: "/run_code's private loopback reaches itself and nothing else",
+            source: "import socket\nserver = socket.create_server(('127.0.0.1', 0))\nclient = socket.create_connection(('localhost', server.getsockname()[1]), timeout=2)\nserver.accept()[0].sendall(b'self')\nreached = client.recv(4) == b'self'\ntry:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n    print('connected')\nexcept OSError:\n    print('loopback only' if reached else 'no loopback')",
+            limits: small_limits(),
+            network: Network::PrivateLoopback,
+            expect: |outcome| ok_printing(outcome, "loopback only"),
         },
         Case {
             name: "host files are invisible and the root is read-only",
             source: "import os\nvisible = os.path.exists('/root') or os.path.exists('/home') or os.path.exists('/etc/passwd')\ntry:\n    open('/usr/rlvr-probe', 'w')\n    print('writable')\nexcept OSError:\n    print('hidden' if not visible else 'visible')",
             limits: small_limits(),
+            network: Network::Isolated,
             expect: |outcome| ok_printing(outcome, "hidden"),
         },
         Case {
             name: "runs with no capability, no_new_privs and seccomp",
             source: "status = dict(line.split(':\\t', 1) for line in open('/proc/self/status').read().splitlines() if ':\\t' in line)\nzero = all(int(status[key], 16) == 0 for key in ('CapEff', 'CapPrm', 'CapBnd', 'CapAmb'))\nprint(zero and status['Seccomp'].strip() == '2' and status['NoNewPrivs'].strip() == '1')",
             limits: small_limits(),
+            network: Network::Isolated,
             expect: |outcome| ok_printing(outcome, "True"),
         },
         Case {
             name: "a hostile system call kills the process (SIGSYS)",
             source: "import ctypes\nctypes.CDLL(None).ptrace(16, 1, None, None)\nprint('survived')",
             limits: small_limits(),
+            network: Network::Isolated,
             expect: |outcome| outcome.signal == Some(31) && outcome.stdout.is_empty(),
         },
         Case {
             name: "memory limit is enforced",
             source: "chunks = []\nwhile True:\n    chunks.append(bytearray(16 << 20))",
             limits: small_limits(),
+            network: Network::Isolated,
             expect: |outcome| outcome.verdict == RunVerdict::MemoryLimit,
         },
         Case {
@@ -274,6 +288,7 @@ fn cases() -> Vec<Case> {
                 cpu: Duration::from_secs(1),
                 ..small_limits()
             },
+            network: Network::Isolated,
             expect: |outcome| outcome.verdict == RunVerdict::Timeout,
         },
         Case {
@@ -284,6 +299,7 @@ fn cases() -> Vec<Case> {
                 cpu: Duration::from_secs(2),
                 ..small_limits()
             },
+            network: Network::Isolated,
             expect: |outcome| outcome.verdict == RunVerdict::Timeout,
         },
     ]
@@ -436,6 +452,7 @@ fn self_test(sandbox: &Sandbox) -> Vec<Probe> {
         .map(|case| {
             let mut request = RunRequest::python(case.source);
             request.limits = case.limits;
+            request.network = case.network;
             match sandbox.run(&request) {
                 Ok(outcome) => Probe {
                     name: case.name,

@@ -375,3 +375,85 @@ fn issue_35_serve_bash_runs_in_the_sandbox_and_hostile_scripts_are_contained() {
     let after = run_code(&served, &json!({"language": "bash", "code": "echo alive"}));
     assert_eq!(after["run_result"]["stdout"], "alive\n", "{after}");
 }
+
+/// A Python server thread and client in one program: prints what the server answered.
+const PYTHON_SELF_CALL: &str = "import socket, threading\nserver = socket.create_server(('127.0.0.1', 0))\ndef serve():\n    connection, _ = server.accept()\n    connection.sendall(connection.recv(100).upper())\nthreading.Thread(target=serve).start()\nclient = socket.create_connection(('localhost', server.getsockname()[1]), timeout=5)\nclient.sendall(b'ping')\nprint(client.recv(100).decode())\n";
+
+/// The same in Node.js (run through the exec supervisor, as every compiled language is).
+const NODE_SELF_CALL: &str = "const net = require('net');\nconst server = net.createServer((socket) => socket.on('data', (data) => socket.end(data.toString().toUpperCase())));\nserver.listen(0, '127.0.0.1', () => {\n  const client = net.connect(server.address().port, '127.0.0.1', () => client.write('ping'));\n  client.on('data', (data) => { console.log(data.toString()); client.destroy(); server.close(); });\n});\n";
+
+/// Python that connects to 127.0.0.1:`port` and prints what it got, or the errno's name.
+fn connect_to(port: u16) -> String {
+    format!(
+        "import errno, socket\ntry:\n    client = socket.create_connection(('127.0.0.1', {port}), timeout=2)\n    client.sendall(b'GET /v1/ping HTTP/1.0\\r\\n\\r\\n')\n    print('reached', client.recv(20))\nexcept OSError as error:\n    print(errno.errorcode.get(error.errno, error.errno))\n"
+    )
+}
+
+/// Issue 35: `/run_code` gives each run a private loopback. Honest controls: a server and a
+/// client in one program, in Python and in Node.js, talk over 127.0.0.1. Hostile: the
+/// server's own port on the host's 127.0.0.1 is unreachable, and so is a listener a daemon of
+/// an earlier request left behind. The judge keeps internet sockets refused.
+#[test]
+fn issue_35_serve_run_code_has_a_private_loopback_and_nothing_more() {
+    let served = Served::start(&["--workers", "2"]);
+    for (language, code) in [("python", PYTHON_SELF_CALL), ("nodejs", NODE_SELF_CALL)] {
+        let answer = run_code(
+            &served,
+            &json!({"language": language, "code": code, "run_timeout": 20}),
+        );
+        assert_eq!(answer["status"], "Success", "{language}: {answer}");
+        assert_eq!(
+            answer["run_result"]["stdout"], "PING\n",
+            "{language}: {answer}"
+        );
+    }
+
+    let server_port: u16 = served
+        .address
+        .rsplit(':')
+        .next()
+        .and_then(|port| port.parse().ok())
+        .expect("the server's port");
+    let answer = run_code(
+        &served,
+        &json!({"language": "python", "code": connect_to(server_port)}),
+    );
+    assert_eq!(answer["run_result"]["stdout"], "ECONNREFUSED\n", "{answer}");
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let leave_a_listener = format!(
+        "import os, socket\nserver = socket.create_server(('127.0.0.1', {port}))\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        while True:\n            connection, _ = server.accept()\n            connection.sendall(b'leaked')\n    os._exit(0)\nprint('listening')\n"
+    );
+    let answer = run_code(
+        &served,
+        &json!({"language": "python", "code": leave_a_listener}),
+    );
+    assert_eq!(answer["run_result"]["stdout"], "listening\n", "{answer}");
+    let answer = run_code(
+        &served,
+        &json!({"language": "python", "code": connect_to(port)}),
+    );
+    assert_eq!(answer["run_result"]["stdout"], "ECONNREFUSED\n", "{answer}");
+
+    // The judge: the same self-call gets no internet socket (its expected output is what a
+    // refused socket prints, so a judge with loopback would score 0).
+    let refused = "import socket\ntry:\n    socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n    print('created')\nexcept PermissionError:\n    print('refused')\n";
+    let response = served.post(
+        "/v1/verify",
+        &json!({"time_limit": 10, "jobs": [{
+            "id": "judge",
+            "response": format!("```python\n{refused}```"),
+            "ground_truth": {"inputs": [""], "outputs": ["refused\n"]},
+        }]}),
+    );
+    assert_eq!(response.status, 200, "{}", response.body);
+    assert_eq!(
+        response.json()["results"][0]["score"],
+        1.0,
+        "{}",
+        response.body
+    );
+}

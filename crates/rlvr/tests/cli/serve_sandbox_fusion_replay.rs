@@ -18,24 +18,11 @@ use serde_json::{Value, json};
 use crate::support::Served;
 
 /// Cases that differ from SandboxFusion's answers today, by upstream test name, with why.
-const EXPECTED_DIFFERENCES: [(&str, &str); 6] = [
+const EXPECTED_DIFFERENCES: [(&str, &str); 3] = [
     (
         "test_python_fetch_files",
         "it writes and fetches `/mnt/b`: rlvr's root is read-only and a path outside the work \
          directory is a 400 (docs/serve.md, `/run_code` files)",
-    ),
-    (
-        "test_isolation_network_server_127",
-        "loopback inside the sandbox is not provided yet (a private network namespace whose lo \
-         is up: a later part of issue 35); today a program's socket() is refused (EPERM)",
-    ),
-    (
-        "test_isolation_network_server_localhost",
-        "loopback inside the sandbox is not provided yet (as test_isolation_network_server_127)",
-    ),
-    (
-        "test_isolation_network_server_port_conflict",
-        "loopback inside the sandbox is not provided yet (as test_isolation_network_server_127)",
     ),
     (
         "test_isolation_network_external_access",
