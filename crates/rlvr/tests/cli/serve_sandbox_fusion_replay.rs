@@ -1,6 +1,6 @@
 //! Issue 35: SandboxFusion's own API tests replayed against `rlvr serve`'s `/run_code`, for
-//! the languages rlvr runs (python, cpp, java, nodejs, go, rust, bash), the isolation tests and the
-//! dataset utilities' cases that post to `/run_code`. Our own harness: only the upstream
+//! the languages rlvr runs (python, cpp, java, nodejs, go, rust, bash, typescript), the
+//! isolation tests and the dataset utilities' cases that post to `/run_code`. Our own harness: only the upstream
 //! tests' data and assertions are taken (`fixtures/sandbox_fusion/api_cases.json`, each case
 //! naming its upstream file and test). Each request is sent as SandboxFusion's
 //! `RunCodeRequest.model_dump()` sends it (every field, defaults filled in), each answer must
@@ -270,7 +270,7 @@ fn issue_35_serve_sandbox_fusion_api_cases_hold_but_the_listed_differences() {
         });
         outcomes.insert(name, outcome);
     }
-    assert_eq!(outcomes.len(), 46, "every case of the fixture ran once");
+    assert_eq!(outcomes.len(), 52, "every case of the fixture ran once");
 
     let expected: BTreeMap<&str, &str> = EXPECTED_DIFFERENCES.into_iter().collect();
     for name in expected.keys() {
