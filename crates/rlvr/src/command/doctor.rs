@@ -2,8 +2,9 @@
 //! runner run as, what limits memory and processes, every protection (active or not, and
 //! why), the machine's restrictions on user namespaces with remedies, which interpreter runs,
 //! whether numpy and pandas import inside the sandbox, each language's toolchain with its
-//! version and a hello-world compiled and run inside the sandbox (issue 24), the libraries
-//! SandboxFusion's image ships used there (issue 35), and a self-test of hostile probes.
+//! version and a hello-world compiled and run inside the sandbox (issue 24; `/run_code`'s
+//! TypeScript too, issue 35), the libraries SandboxFusion's image ships used there (issue 35),
+//! and a self-test of hostile probes.
 
 use std::io::Write;
 use std::time::Duration;
@@ -151,11 +152,13 @@ fn hello_world(language: rlvr_languages::Language) -> &'static str {
     }
 }
 
-/// Every language's toolchain, each checked in the sandbox (in parallel: a compile each).
+/// Every language's toolchain, each checked in the sandbox (in parallel: a compile each),
+/// then `/run_code`'s TypeScript.
 fn toolchain_reports(sandbox: &Sandbox) -> Vec<ToolchainReport> {
     let compiler = rlvr_languages::Compiler::shared();
     let toolchains: Vec<_> = compiler.toolchains().all().collect();
     std::thread::scope(|scope| {
+        let typescript = scope.spawn(|| typescript_report(sandbox, compiler));
         let checks: Vec<_> = toolchains
             .into_iter()
             .map(|(language, found)| {
@@ -208,9 +211,66 @@ fn toolchain_reports(sandbox: &Sandbox) -> Vec<ToolchainReport> {
             .collect();
         checks
             .into_iter()
+            .chain([typescript])
             .filter_map(|check| check.join().ok())
             .collect()
     })
+}
+
+/// `/run_code`'s TypeScript (issue 35): `tsc` compiles a hello world in the sandbox, and the
+/// JavaScript it gives runs there as a `nodejs` program.
+fn typescript_report(sandbox: &Sandbox, compiler: &rlvr_languages::Compiler) -> ToolchainReport {
+    let mut report = ToolchainReport {
+        language: "typescript",
+        available: false,
+        version: None,
+        executable: Some(format!("{}/bin/tsc", rlvr_languages::TYPESCRIPT_DIRECTORY)),
+        package: rlvr_languages::TYPESCRIPT_PACKAGE,
+        flags: rlvr_languages::TSC_FLAGS.to_owned(),
+        detail: String::new(),
+        works_in_sandbox: false,
+    };
+    match rlvr_languages::typescript_version() {
+        Ok(version) => report.version = Some(version),
+        Err(reason) => {
+            report.detail = reason;
+            return report;
+        }
+    }
+    report.available = true;
+    let hello = "const greeting: string = 'hello';\nconsole.log(greeting);\n";
+    let compiled = rlvr_languages::compile_typescript(
+        sandbox,
+        compiler.toolchains(),
+        hello,
+        rlvr_languages::CompileLimits::default(),
+    );
+    let compiled = match compiled {
+        Ok(compiled) => compiled,
+        Err(error) => {
+            report.available = !matches!(error, rlvr_languages::PrepareError::Unavailable(_));
+            report.detail = error.to_string();
+            return report;
+        }
+    };
+    let Some(javascript) = compiled.artifact.as_deref() else {
+        report.detail = compiled.summary(300);
+        return report;
+    };
+    let javascript = String::from_utf8_lossy(javascript);
+    let language = rlvr_languages::Language::JavaScript.into();
+    match run_probe(sandbox, compiler, language, &javascript) {
+        Ok(run) => {
+            report.works_in_sandbox = run.works;
+            report.detail = format!(
+                "hello world: {}, compiled in {} ms",
+                run.verdict,
+                compiled.wall.as_millis()
+            );
+        }
+        Err(detail) => report.detail = detail,
+    }
+    report
 }
 
 struct Case {

@@ -457,3 +457,67 @@ fn issue_35_serve_run_code_has_a_private_loopback_and_nothing_more() {
         response.body
     );
 }
+
+/// An honest TypeScript program: an interface, a typed function, stdin through Node's `fs`.
+const TYPESCRIPT_SUM: &str = "import fs from \"fs\";\ninterface Pair { left: number; right: number }\nfunction sum(pair: Pair): number { return pair.left + pair.right; }\nconst [left, right] = fs.readFileSync(0, \"utf8\").trim().split(/\\s+/).map(Number);\nconsole.log(sum({ left, right }));\n";
+
+/// Issue 35: `typescript` (and `ts`) through `/run_code`: `tsc` compiles in the sandbox, Node.js
+/// runs the result. Honest controls: a typed program gets its answer, and a type error does
+/// not stop a program (as SandboxFusion's `tsx`). Failure path: a compile past its
+/// `compile_timeout` is a compile failure with no run. Hostile: a source that names a host
+/// file (a `/// <reference>` and a `require` of it at compile time, a read at run time) and
+/// the server's own port find nothing, and the host file's secret is nowhere in the answer.
+#[test]
+fn issue_35_serve_typescript_compiles_in_the_sandbox_and_hostile_sources_are_contained() {
+    let served = Served::start(&["--workers", "2"]);
+    for language in ["typescript", "ts"] {
+        let answer = run_code(
+            &served,
+            &json!({"language": language, "code": TYPESCRIPT_SUM, "stdin": "20 22\n",
+                    "run_timeout": 20, "compile_timeout": 60}),
+        );
+        assert_eq!(answer["status"], "Success", "{language}: {answer}");
+        assert_eq!(answer["run_result"]["stdout"], "42\n", "{answer}");
+        assert_eq!(answer["compile_result"], Value::Null, "{answer}");
+    }
+    let type_error = "const count: number = \"not a number\";\nconsole.log(count);\n";
+    let answer = run_code(
+        &served,
+        &json!({"language": "typescript", "code": type_error, "compile_timeout": 60}),
+    );
+    assert_eq!(answer["status"], "Success", "{answer}");
+    assert_eq!(answer["run_result"]["stdout"], "not a number\n", "{answer}");
+
+    let answer = run_code(
+        &served,
+        &json!({"language": "typescript", "code": TYPESCRIPT_SUM, "compile_timeout": 0.05}),
+    );
+    assert_eq!(answer["status"], "Failed", "{answer}");
+    assert_eq!(
+        answer["compile_result"]["status"], "TimeLimitExceeded",
+        "{answer}"
+    );
+    assert_eq!(answer["run_result"], Value::Null, "{answer}");
+
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let secret = "rlvr-typescript-secret-4181";
+    let planted = directory.path().join("secret.ts");
+    std::fs::write(&planted, format!("export = \"{secret}\";\n")).expect("plant the secret");
+    let host_path = planted.display().to_string();
+    let module = host_path.trim_end_matches(".ts");
+    let server_port = served.address.rsplit(':').next().expect("a port");
+    let hostile = format!(
+        "/// <reference path=\"{host_path}\" />\nimport net from \"net\";\nimport fs from \"fs\";\nlet found = \"\";\ntry {{ found += require(\"{module}\"); }} catch (error) {{ console.log(\"require\", (error as any).code); }}\ntry {{ found += fs.readFileSync(\"{host_path}\", \"utf8\"); }} catch (error) {{ console.log(\"read\", (error as any).code); }}\nconsole.log(\"found\", found.length);\nconst client = net.connect({server_port}, \"127.0.0.1\");\nclient.on(\"connect\", () => {{ console.log(\"server reached\"); client.destroy(); }});\nclient.on(\"error\", (error: any) => console.log(\"server\", error.code));\n"
+    );
+    let answer = run_code(
+        &served,
+        &json!({"language": "typescript", "code": hostile, "compile_timeout": 60}),
+    );
+    assert_eq!(answer["status"], "Success", "{answer}");
+    assert_eq!(
+        answer["run_result"]["stdout"],
+        "require MODULE_NOT_FOUND\nread ENOENT\nfound 0\nserver ECONNREFUSED\n",
+        "{answer}"
+    );
+    assert!(!answer.to_string().contains(secret), "{answer}");
+}
