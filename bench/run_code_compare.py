@@ -6,7 +6,7 @@ it all share one source (what a verl batch of one response's tests sends). Print
 object: requests, seconds, requests_per_second, median and p90 latency, and how many answered
 Success with the right sum.
 
-Usage: run_code_compare.py URL [--requests N] [--concurrency C] [--distinct] [--language cpp|python|bash|java]
+Usage: run_code_compare.py URL [--requests N] [--concurrency C] [--distinct] [--language cpp|python|bash|java|typescript]
 """
 
 import json
@@ -23,8 +23,11 @@ SOURCES = {
     "java": "import java.util.Scanner;\n\npublic class Main {\n    public static void main(String[] args) {\n"
             "        Scanner in = new Scanner(System.in);\n        long a = in.nextLong(), b = in.nextLong();\n"
             "        System.out.println(a + b);\n    }\n}\n",
+    "typescript": "import fs from \"fs\";\nconst [a, b]: number[] = fs.readFileSync(0, \"utf8\").trim().split(/\\s+/).map(Number);\n"
+                  "console.log(a + b);\n",
 }
-COMMENTS = {"cpp": "// request {}\n", "python": "# request {}\n", "bash": "# request {}\n", "java": "// request {}\n"}
+COMMENTS = {"cpp": "// request {}\n", "python": "# request {}\n", "bash": "# request {}\n", "java": "// request {}\n",
+            "typescript": "// request {}\n"}
 
 
 def main():

@@ -17,6 +17,7 @@ mod program;
 mod run_once;
 mod supervisor;
 mod toolchain;
+mod typescript;
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -41,6 +42,9 @@ pub use run_once::{
 };
 pub use supervisor::{Supervisor, SupervisorError};
 pub use toolchain::{Toolchain, ToolchainUnavailable, Toolchains};
+pub use typescript::{
+    TSC_FLAGS, TYPESCRIPT_DIRECTORY, TYPESCRIPT_PACKAGE, compile_typescript, typescript_version,
+};
 
 /// The exec supervisor program, built by `build.rs` (static, std only).
 pub const SUPERVISOR_IMAGE: &[u8] =
