@@ -1,12 +1,12 @@
-"""SandboxFusion's `/run_code` against rlvr serve's, same requests (issue 24).
+"""SandboxFusion's `/run_code` against rlvr serve's, same requests (issues 24 and 35).
 
-N C++ a+b requests (each its own stdin), `concurrency` at a time, POSTed to URL/run_code; with
+N a+b requests in one language (C++ by default) (each its own stdin), `concurrency` at a time, POSTed to URL/run_code; with
 `--distinct` every request's source differs by a comment (no compile cache can help), without
 it all share one source (what a verl batch of one response's tests sends). Prints one JSON
 object: requests, seconds, requests_per_second, median and p90 latency, and how many answered
 Success with the right sum.
 
-Usage: run_code_compare.py URL [--requests N] [--concurrency C] [--distinct] [--language cpp|python]
+Usage: run_code_compare.py URL [--requests N] [--concurrency C] [--distinct] [--language cpp|python|bash|java|typescript]
 """
 
 import json
@@ -19,8 +19,15 @@ from concurrent.futures import ThreadPoolExecutor
 SOURCES = {
     "cpp": "#include <bits/stdc++.h>\nint main(){ long long a, b; std::cin >> a >> b; std::cout << a + b << std::endl; }\n",
     "python": "a, b = map(int, input().split())\nprint(a + b)\n",
+    "bash": "read a b\necho $((a + b))\n",
+    "java": "import java.util.Scanner;\n\npublic class Main {\n    public static void main(String[] args) {\n"
+            "        Scanner in = new Scanner(System.in);\n        long a = in.nextLong(), b = in.nextLong();\n"
+            "        System.out.println(a + b);\n    }\n}\n",
+    "typescript": "import fs from \"fs\";\nconst [a, b]: number[] = fs.readFileSync(0, \"utf8\").trim().split(/\\s+/).map(Number);\n"
+                  "console.log(a + b);\n",
 }
-COMMENTS = {"cpp": "// request {}\n", "python": "# request {}\n"}
+COMMENTS = {"cpp": "// request {}\n", "python": "# request {}\n", "bash": "# request {}\n", "java": "// request {}\n",
+            "typescript": "// request {}\n"}
 
 
 def main():

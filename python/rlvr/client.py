@@ -12,6 +12,9 @@ starts itself. Standard library only.
   host), the call raises `VerifyError` naming the URLs and the cause, instead of retrying until
   the deadline. A server that accepts but never answers is an error at the deadline, naming
   the URL.
+* A body past the server's `--max-body-bytes` is refused (413) by the server before it reads
+  it all: both transports read that answer (not the broken pipe of the rest of the body) and
+  raise `VerifyError` with status 413 at once.
 * Async: `averify` / `aget_reward` run the same requests on threads, so an event loop (TRL's
   async reward functions, verl's reward loop) is never blocked. `averify_on_loop` runs them on
   the event loop itself (asyncio streams, no thread), with the same retry policy (`_Attempts`).
@@ -258,8 +261,15 @@ class Client:
                     connected = True
                     # Past the connection, an answer may take as long as the deadline allows.
                     connection.sock.settimeout(max(deadline - time.monotonic(), 0.001))
-                    connection.request("POST", _path_of(url) + path, body=data, headers=self._headers())
-                    response = connection.getresponse()
+                    try:
+                        connection.request("POST", _path_of(url) + path, body=data, headers=self._headers())
+                    except ConnectionError as sending:
+                        # A server refusing a body past its limit (413, `--max-body-bytes`)
+                        # answers and closes before taking it all: the rest of the body meets a
+                        # broken pipe, and the answer it already sent is the error to raise.
+                        response = _answer_sent_before(connection, sending)
+                    else:
+                        response = connection.getresponse()
                     payload = response.read()
                 finally:
                     connection.close()
@@ -449,6 +459,16 @@ def _connection(url: str, timeout: float) -> http.client.HTTPConnection:
     parts = urllib.parse.urlsplit(url)
     kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     return kind(parts.hostname or "", parts.port, timeout=timeout)
+
+
+def _answer_sent_before(connection: http.client.HTTPConnection, sending: ConnectionError) -> http.client.HTTPResponse:
+    """The response a server sent before it stopped reading the request (the 413 of a body past
+    its limit); `sending` (the broken pipe) when it sent none. Linux keeps the bytes received
+    before the server's reset readable, in order, ahead of the reset itself."""
+    try:
+        return connection.getresponse()
+    except (OSError, http.client.HTTPException):
+        raise sending from None
 
 
 def _path_of(url: str) -> str:

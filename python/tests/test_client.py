@@ -251,3 +251,32 @@ def test_the_budget_comes_from_the_environment_and_is_checked(monkeypatch):
         rlvr.Client("http://127.0.0.1:1")
     with pytest.raises(ValueError, match="connect_timeout must be a positive number"):
         rlvr.Client("http://127.0.0.1:1", deadline=1, connect_timeout=0)
+
+
+def test_issue34_a_body_past_the_servers_limit_is_a_413_at_once_on_every_transport(serve, caplog):
+    """The thread client (`verify`, `averify`, `get_reward`) and the event-loop one
+    (`averify_on_loop`) against a real `rlvr serve --max-body-bytes 4096`: a 2 MB body overflows
+    the socket buffers, so the server's 413 comes while the body is still being sent. Each raises
+    `VerifyError(status=413)` naming the flag, after one attempt, well inside its budget."""
+    server = serve("--max-body-bytes", "4096")
+    too_large = {"inputs": ["2\n" + " " * 2_000_000], "outputs": ["4\n"]}
+    client = rlvr.Client(server.url, deadline=120)
+    calls = {
+        "verify": lambda: client.verify([{"response": RIGHT, "ground_truth": too_large}]),
+        "averify": lambda: asyncio.run(client.averify([{"response": RIGHT, "ground_truth": too_large}])),
+        "averify_on_loop": lambda: asyncio.run(client.averify_on_loop([{"response": RIGHT, "ground_truth": too_large}])),
+        "get_reward": lambda: client.get_reward([RIGHT], ["prompt"], [too_large]),
+    }
+    with client:
+        # Three times each: whether the server's answer or its reset reaches the client first
+        # varies from one attempt to the next.
+        for name, call in [item for item in calls.items() for _ in range(3)]:
+            caplog.clear()
+            started = time.monotonic()
+            with pytest.raises(rlvr.VerifyError) as refused:
+                call()
+            assert refused.value.status == 413 and "--max-body-bytes" in str(refused.value), (name, refused.value)
+            assert time.monotonic() - started < 20, f"{name}: a refusal, not retries until the deadline"
+            assert not [record.getMessage() for record in caplog.records if "retrying" in record.getMessage()], name
+        # The control: a body under the limit is scored by the same server.
+        assert client.verify([{"response": RIGHT, "ground_truth": DOUBLING}])[0]["score"] == 1.0

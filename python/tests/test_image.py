@@ -25,29 +25,31 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 def stages():
-    """{stage name: [instruction lines]} with continuation lines joined."""
+    """{stage name: [instruction lines]} with continuation lines joined (the global ARGs
+    before the first FROM under the name "")."""
     text = re.sub(r"\\\n\s*", " ", (REPOSITORY / "Dockerfile").read_text())
-    found, current = {}, None
+    found, current = {"": []}, ""
     for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        match = re.match(r"FROM \S+ AS (\w+)$", line)
+        match = re.match(r"FROM \S+ AS ([\w-]+)$", line)
         if match:
             current = match.group(1)
             found[current] = []
         else:
-            assert current, f"instruction before FROM: {line}"
+            assert current or line.startswith("ARG "), f"instruction before FROM: {line}"
             found[current].append(line)
     return found
 
 
 def test_issue16_dockerfile_is_multi_stage_and_runs_the_ci_scripts():
     build, runtime = stages()["build"], stages()["runtime"]
-    assert list(stages()) == ["build", "runtime"], "runtime is the final image"
+    assert list(stages()) == ["", "build", "wheels-build", "wheels-release", "wheels", "runtime"], "runtime is the final image"
+    assert stages()[""] == ["ARG WHEELS=build"], "`docker build .` compiles"
     assert any(line.startswith("RUN ") and "scripts/build-wheel" in line for line in build)
     assert any(line.startswith("RUN ") and "scripts/install-sandbox-python /usr/local/bin/python3" in line for line in runtime)
-    assert any(line.startswith("RUN ") and "pip install" in line and "rlvr-*.whl" in line for line in runtime)
+    assert any(line.startswith("RUN ") and "pip install" in line and 'rlvr-*_"$machine".whl' in line for line in runtime)
     assert "ENV RLVR_PYTHON=/usr/local/bin/python3" in runtime
     assert 'ENTRYPOINT ["rlvr"]' in runtime
     setup = (REPOSITORY / "scripts" / "setup").read_text()
@@ -65,6 +67,10 @@ def test_issue16_every_copied_file_exists_and_is_not_docker_ignored():
             *sources, _destination = line.split()[1:]
             for source in sources:
                 if source == ".":
+                    continue
+                if line == "COPY dist/ /" and stage == stages()["wheels-release"]:
+                    # The release's wheels, put there by the workflow (test_issue34_release_image_is_built_from_the_wheels).
+                    assert not any(source.rstrip("/").startswith(pattern) for pattern in ignored), source
                     continue
                 assert (REPOSITORY / source).exists(), source
                 assert not any(fnmatch.fnmatch(source, pattern) or source.startswith(pattern + "/") for pattern in ignored), source
@@ -154,3 +160,48 @@ def test_issue26_readme_states_the_secret_step_before_kubectl_apply():
     assert create and create.group(2) == secret, "the README creates the Secret the Deployment mounts"
     assert text.index(create.group(1)) < text.index("kubectl apply -k deploy/k8s"), "before the apply"
     assert "rlvr[ray]" in text, "the Ray extra is named where Ray is shown"
+
+
+def test_issue34_release_image_is_built_from_the_wheels(tmp_path):
+    """WHEELS=release takes the wheels the release workflow built and checked (dist/, both
+    architectures) instead of the `build` stage; each platform's image installs the wheel of
+    its own architecture, so the arm64 image compiles nothing under emulation. The RUN line
+    is run here with `pip` and `rlvr` recorded, for each platform and for one it has no wheel for."""
+    every = stages()
+    assert every["wheels-build"] == ["COPY --from=build /src/target/wheels/ /"]
+    assert every["wheels-release"] == ["COPY dist/ /"]
+    assert every["wheels"] == [] and "FROM wheels-${WHEELS} AS wheels" in (REPOSITORY / "Dockerfile").read_text()
+    runtime = every["runtime"]
+    assert "ARG TARGETARCH" in runtime and "COPY --from=wheels / /tmp/wheels/" in runtime
+    assert not any("--from=build" in line for line in runtime), "the runtime takes the wheel stage WHEELS picks"
+    [install] = [line for line in runtime if line.startswith("RUN ") and "pip install" in line]
+    workflow = yaml.safe_load((REPOSITORY / ".github" / "workflows" / "release.yml").read_text())
+    image = workflow["jobs"]["image"]
+    [download] = [step for step in image["steps"] if step.get("uses", "").startswith("actions/download-artifact@")]
+    assert download["with"] == {"pattern": "wheels-*", "merge-multiple": True, "path": "dist"}
+    [push] = [step for step in image["steps"] if step.get("uses", "").startswith("docker/build-push-action@")]
+    assert push["with"]["build-args"] == "WHEELS=release" and push["with"]["context"] == "."
+    assert image["needs"] == "wheels"
+    # The install line, run as the image's shell runs it, over the wheels the release makes.
+    wheels = tmp_path / "tmp" / "wheels"
+    wheels.mkdir(parents=True)
+    for tag in ("manylinux2014_x86_64.manylinux_2_17_x86_64", "manylinux2014_aarch64.manylinux_2_17_aarch64", "any"):
+        (wheels / f"rlvr-0.1.0-py3-none-{tag}.whl").touch()
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "pip").write_text('#!/bin/sh\necho "pip $*" >> "$LOG"\n')
+    (tools / "rlvr").write_text('#!/bin/sh\necho "rlvr $*" >> "$LOG"\n')
+    for tool in tools.iterdir():
+        tool.chmod(0o755)
+    command = install[len("RUN "):].replace("/tmp/wheels", str(wheels)).replace(" && rm -rf " + str(wheels), "")
+    for architecture, machine in (("amd64", "x86_64"), ("arm64", "aarch64"), ("riscv64", None)):
+        log = tmp_path / f"{architecture}.log"
+        environment = {"PATH": f"{tools}:/usr/bin:/bin", "TARGETARCH": architecture, "LOG": str(log)}
+        completed = subprocess.run(["sh", "-c", command], env=environment, capture_output=True, text=True)
+        if machine is None:
+            assert completed.returncode == 1 and "no rlvr wheel for riscv64" in completed.stderr, completed
+            continue
+        assert completed.returncode == 0, completed.stderr
+        [pip, version] = log.read_text().splitlines()
+        assert pip == f"pip install --no-cache-dir --no-deps {wheels}/rlvr-0.1.0-py3-none-manylinux2014_{machine}.manylinux_2_17_{machine}.whl", pip
+        assert version == "rlvr --version"

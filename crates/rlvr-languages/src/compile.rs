@@ -210,6 +210,19 @@ pub(crate) fn compile_in_sandbox(
         precompiled_directory.as_deref(),
         &java_main,
     );
+    compile_with(sandbox, choice, (&file_name, source), &compile, limits)
+}
+
+/// Runs `compile` (a shell command in `/tmp`, where `file` is, whose artifact goes to
+/// descriptor 3 and anything else to stderr) in a fresh sandboxed process and reports, the
+/// artifact standing for a `choice` program. `Err` only when the sandbox itself failed.
+pub(crate) fn compile_with(
+    sandbox: &Sandbox,
+    choice: LanguageChoice,
+    (file_name, source): (&str, &str),
+    compile: &str,
+    limits: CompileLimits,
+) -> Result<CompileReport, rlvr_sandbox::SandboxError> {
     // TZ: without /etc/localtime the JVM (javac, jar) searches /usr/share/zoneinfo for the
     // local zone, about 8 s of CPU here.
     let script = format!("cd /tmp && export TZ=UTC && exec 3>&1 1>&2 && {compile}");
@@ -227,9 +240,10 @@ pub(crate) fn compile_in_sandbox(
             tmpfs_bytes: limits.artifact_bytes.saturating_mul(4).max(256 << 20),
         },
         files: vec![WorkFile {
-            name: file_name,
+            name: file_name.to_owned(),
             contents: source.as_bytes().to_vec(),
         }],
+        network: rlvr_sandbox::Network::Isolated,
     };
     let outcome = sandbox.run(&request)?;
     let status = match outcome.verdict {

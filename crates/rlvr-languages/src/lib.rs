@@ -16,6 +16,7 @@ mod program;
 mod run_once;
 mod supervisor;
 mod toolchain;
+mod typescript;
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -40,6 +41,9 @@ pub use run_once::{
 };
 pub use supervisor::{Supervisor, SupervisorError};
 pub use toolchain::{Toolchain, ToolchainUnavailable, Toolchains};
+pub use typescript::{
+    TSC_FLAGS, TYPESCRIPT_DIRECTORY, TYPESCRIPT_PACKAGE, compile_typescript, typescript_version,
+};
 
 /// The exec supervisor's protocol (the `rlvr-exec-supervisor` crate's library).
 pub use rlvr_exec_supervisor as exec_protocol;

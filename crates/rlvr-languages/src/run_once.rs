@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rlvr_sandbox::{ResourceLimits, RunVerdict, Sandbox};
+use rlvr_sandbox::{Network, ResourceLimits, RunVerdict, Sandbox};
 
 use crate::exec_protocol::{RunReport, RunSpec, ending};
 use crate::program::{
@@ -60,6 +60,9 @@ pub struct OnceOptions {
     /// Java with assertions enabled (`java -ea`), as SandboxFusion runs every Java program
     /// (`/run_code`); the judge runs Java as competitive judges do, without (docs/languages.md).
     pub java_assertions: bool,
+    /// The network the program sees: `/run_code` gives it a private loopback, as
+    /// SandboxFusion lets a program talk to a server of its own on 127.0.0.1 (docs/sandbox.md).
+    pub network: Network,
 }
 
 /// Compiles and runs `source` once with `stdin`, as the judge runs it.
@@ -124,7 +127,7 @@ pub fn run_once_with(
         // Right after `java`: assertions on in every class but the JDK's, as `java -ea`.
         program.arguments.insert(1, b"-ea".to_vec());
     }
-    let mut supervisor = Supervisor::start(
+    let mut supervisor = Supervisor::start_with_network(
         sandbox,
         ResourceLimits {
             wall: limits.wall + Duration::from_secs(10),
@@ -136,6 +139,7 @@ pub fn run_once_with(
             pids: 256,
             ..ResourceLimits::default()
         },
+        options.network,
     )?;
     supervisor.load(&program)?;
     let kills_before = supervisor.process().usage().out_of_memory_kills;

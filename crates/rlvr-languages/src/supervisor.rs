@@ -10,7 +10,9 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use rlvr_sandbox::wait::ready_until;
-use rlvr_sandbox::{Program, ResourceLimits, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec};
+use rlvr_sandbox::{
+    Network, Program, ResourceLimits, Sandbox, SandboxedProcess, SpawnRequest, StdioSpec,
+};
 use rustix::event::PollFlags;
 use rustix::fs::{MemfdFlags, SealFlags};
 
@@ -80,12 +82,22 @@ impl Supervisor {
     /// Starts a supervisor in `sandbox` whose sandbox has `limits` (memory and processes of the
     /// supervisor and every test together; `wall` is ignored: the caller's deadlines apply).
     pub fn start(sandbox: &Sandbox, limits: ResourceLimits) -> Result<Self, SupervisorError> {
+        Self::start_with_network(sandbox, limits, Network::Isolated)
+    }
+
+    /// As [`Supervisor::start`], with the network its tests see: `/run_code` runs a program
+    /// once with a private loopback of its own (a supervisor started for one run only).
+    pub fn start_with_network(
+        sandbox: &Sandbox,
+        limits: ResourceLimits,
+        network: Network,
+    ) -> Result<Self, SupervisorError> {
         // A step of the sandbox's set-up failing in the child (before anything of the request
         // runs) has been seen to be transient under load (`mount /proc`: EINVAL, once in a CI
         // run): the start is tried again, a bounded number of times.
         let mut attempt = 1;
         loop {
-            match Self::start_once(sandbox, limits) {
+            match Self::start_once(sandbox, limits, network) {
                 Err(SupervisorError::Start(
                     error @ rlvr_sandbox::SandboxError::ChildStep { .. },
                 )) if attempt < START_ATTEMPTS => {
@@ -97,7 +109,11 @@ impl Supervisor {
         }
     }
 
-    fn start_once(sandbox: &Sandbox, limits: ResourceLimits) -> Result<Self, SupervisorError> {
+    fn start_once(
+        sandbox: &Sandbox,
+        limits: ResourceLimits,
+        network: Network,
+    ) -> Result<Self, SupervisorError> {
         let image = sealed_image(crate::SUPERVISOR_IMAGE)?;
         let mut request = SpawnRequest::new(Program::Command {
             argv: vec!["/proc/self/fd/3".to_owned()],
@@ -106,6 +122,7 @@ impl Supervisor {
         request.stderr = StdioSpec::Null;
         request.extra_descriptors = vec![image];
         request.supervisor = true;
+        request.network = network;
         let mut process = sandbox.spawn(request)?;
         let (Some(requests), Some(replies)) = (process.stdin.take(), process.stdout.take()) else {
             return Err(SupervisorError::Connection(std::io::Error::other(

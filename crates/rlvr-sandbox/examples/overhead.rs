@@ -53,6 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             stdin: Stdin::Empty,
             limits: ResourceLimits::default(),
             files: Vec::new(),
+            network: rlvr_sandbox::Network::Isolated,
         };
         let mut plain = Vec::with_capacity(samples);
         let mut sandboxed = Vec::with_capacity(samples);

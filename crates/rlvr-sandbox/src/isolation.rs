@@ -94,10 +94,14 @@ pub enum Step {
     NewMountNamespace,
     /// Binding the prepared root again, so the copy this process pivots into is not locked.
     BindRoot,
+    /// Bringing up the loopback interface of a private network namespace.
+    BringUpLoopback,
+    /// Writing `/etc/hosts` (the name `localhost`) for a private loopback.
+    WriteHosts,
 }
 
 impl Step {
-    const ALL: [Step; 32] = [
+    const ALL: [Step; 34] = [
         Step::JoinCgroups,
         Step::NewSession,
         Step::EnterNetworkNamespace,
@@ -130,6 +134,8 @@ impl Step {
         Step::ClearCapabilities,
         Step::NewMountNamespace,
         Step::BindRoot,
+        Step::BringUpLoopback,
+        Step::WriteHosts,
     ];
 
     pub(crate) fn from_code(code: u32) -> Option<Step> {
@@ -171,6 +177,8 @@ impl Step {
             Step::ClearCapabilities => "clear capabilities",
             Step::NewMountNamespace => "create the mount namespace",
             Step::BindRoot => "bind the prepared root",
+            Step::BringUpLoopback => "bring up the loopback interface",
+            Step::WriteHosts => "write /etc/hosts",
         }
     }
 }
@@ -199,6 +207,9 @@ pub(crate) struct FilesystemPlan {
     pub(crate) operations: Vec<RootOperation>,
     pub(crate) proc_target: CString,
     pub(crate) work_target: CString,
+    /// `etc` and `etc/hosts` under the staging root (a private loopback's `localhost`).
+    pub(crate) etc_directory: CString,
+    pub(crate) hosts_file: CString,
 }
 
 /// A file copied from a sealed memfd into the work directory before privileges are dropped.
@@ -247,6 +258,10 @@ pub(crate) struct ChildPlan<'sandbox> {
     pub(crate) cgroup_procs: Vec<RawFd>,
     pub(crate) user_namespace: Option<UserNamespaceEntry>,
     pub(crate) network_namespace: Option<RawFd>,
+    /// The sandboxed process is cloned into a network namespace of its own
+    /// (`CLONE_NEWNET` is in `sandbox_flags`), brings its `lo` up, and finds `localhost` in
+    /// `/etc/hosts`.
+    pub(crate) private_loopback: bool,
     /// Flags of the sandboxed process's clone: namespaces, `CLONE_VM | CLONE_PARENT`.
     pub(crate) sandbox_flags: u64,
     /// The sandboxed process's stack (`base`, `size`), owned by the parent.
@@ -283,6 +298,9 @@ pub(crate) struct ChildPlan<'sandbox> {
 }
 
 const HOSTNAME: &[u8] = b"sandbox";
+/// `/etc/hosts` of a process with a private loopback: glibc finds `localhost` nowhere else
+/// (no DNS server, no `nss-myhostname` in the minimal root).
+const HOSTS: &[u8] = b"127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n";
 /// Where a supervisor finds its PID namespace's `ns_last_pid`, open for writing (see
 /// `mount_proc`).
 pub(crate) const LAST_PID_DESCRIPTOR: RawFd = 63;
@@ -325,6 +343,9 @@ fn enter_and_clone(plan: &ChildPlan<'_>, argument: *mut libc::c_void) -> Result<
         private_mounts().map_err(at(Step::PrivateMounts))?; // nothing propagates to the host
         mount_root(filesystem).map_err(at(Step::MountRoot))?; // empty tmpfs as the new root
         populate_root(filesystem).map_err(at(Step::PopulateRoot))?; // ro /usr, interpreter, /dev
+        if plan.private_loopback {
+            write_hosts(filesystem).map_err(at(Step::WriteHosts))?; // `localhost` resolves
+        }
         read_only_root(filesystem).map_err(at(Step::ReadOnlyRoot))?; // locked read-only below
     }
     become_namespace_root(plan).map_err(at(Step::BecomeNamespaceRoot))?; // a mapped creator
@@ -351,6 +372,9 @@ fn isolate_and_execute(plan: &ChildPlan<'_>) -> Result<std::convert::Infallible,
     sys::new_session().map_err(at(Step::NewSession))?; // no process group shared with us
     if plan.filesystem.is_some() {
         sys::set_hostname(HOSTNAME).map_err(at(Step::SetHostname))?; // own UTS namespace
+    }
+    if plan.private_loopback {
+        sys::bring_up_loopback().map_err(at(Step::BringUpLoopback))?; // own network namespace
     }
     if let Some(filesystem) = plan.filesystem {
         bind_root(filesystem).map_err(at(Step::BindRoot))?; // an unlocked mount to pivot into
@@ -527,6 +551,19 @@ fn populate_root(filesystem: &FilesystemPlan) -> Result<(), Errno> {
         }
     }
     Ok(())
+}
+
+/// `/etc/hosts` in the staged root (`/etc` exists already where `/etc/alternatives` does).
+fn write_hosts(filesystem: &FilesystemPlan) -> Result<(), Errno> {
+    match sys::make_directory(&filesystem.etc_directory, 0o755) {
+        Ok(()) | Err(libc::EEXIST) => {}
+        Err(errno) => return Err(errno),
+    }
+    let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
+    let file = sys::open_raw(&filesystem.hosts_file, flags, 0o644)?;
+    let written = sys::write_all_raw(file, HOSTS);
+    sys::close_raw(file);
+    written
 }
 
 fn read_only_root(filesystem: &FilesystemPlan) -> Result<(), Errno> {

@@ -54,7 +54,9 @@ pub use interpreter::{Interpreter, SANDBOX_PYTHON_PREFIX};
 pub use isolation::Step;
 pub use outcome::{Protection, RunOutcome, RunVerdict, SandboxMode};
 pub use process::{ExitInfo, ResourceUsage, SandboxedProcess};
-pub use request::{Program, ResourceLimits, RunRequest, SpawnRequest, Stdin, StdioSpec, WorkFile};
+pub use request::{
+    Network, Program, ResourceLimits, RunRequest, SpawnRequest, Stdin, StdioSpec, WorkFile,
+};
 pub use restrictions::Restriction;
 pub use run::names_a_memory_error;
 pub use sandbox::{ReadOnlyDirectory, Sandbox, SandboxConfig, Unavailable, WORK_DIRECTORY};

@@ -247,6 +247,8 @@ pub(crate) fn plan(
         operations: root_operations(&staging, interpreter, extra)?,
         proc_target: c_path(&staging.join("proc"))?,
         work_target: c_path(&staging.join(WORK_DIRECTORY.trim_start_matches('/')))?,
+        etc_directory: c_path(&staging.join("etc"))?,
+        hosts_file: c_path(&staging.join("etc/hosts"))?,
     })
 }
 

@@ -71,6 +71,22 @@ impl ResourceLimits {
     }
 }
 
+/// The network a sandboxed process sees.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Network {
+    /// No network: the sandbox's shared empty network namespace (its loopback down), and every
+    /// socket family but `AF_UNIX` refused (`EPERM`). The judge's runs.
+    #[default]
+    Isolated,
+    /// Loopback only: a network namespace created for this process alone, whose `lo` the
+    /// sandbox brings up before the program runs, and IPv4 and IPv6 sockets allowed. No other
+    /// interface exists in it, and it dies with the process tree, so nothing listening in it
+    /// outlives the run (SandboxFusion's `/run_code` lets a program talk to itself over
+    /// 127.0.0.1, issue 35). Without network namespaces (degraded mode without root) this is
+    /// [`Network::Isolated`]: the host's loopback is never handed out.
+    PrivateLoopback,
+}
+
 /// A file placed in the work directory before the program starts (read-only, owned by root).
 #[derive(Debug, Clone)]
 pub struct WorkFile {
@@ -91,6 +107,8 @@ pub struct RunRequest {
     pub limits: ResourceLimits,
     /// Extra files for the work directory.
     pub files: Vec<WorkFile>,
+    /// The network it sees.
+    pub network: Network,
 }
 
 impl RunRequest {
@@ -103,6 +121,7 @@ impl RunRequest {
             stdin: Stdin::Empty,
             limits: ResourceLimits::default(),
             files: Vec::new(),
+            network: Network::Isolated,
         }
     }
 }
@@ -142,6 +161,8 @@ pub struct SpawnRequest {
     /// docs/sandbox.md); every process it forks must drop them before running anything
     /// untrusted. A program (`false`) runs with no capability at all.
     pub supervisor: bool,
+    /// The network it (and, for a supervisor, every process it starts) sees.
+    pub network: Network,
 }
 
 impl SpawnRequest {
@@ -156,6 +177,7 @@ impl SpawnRequest {
             stderr: StdioSpec::Piped,
             extra_descriptors: Vec::new(),
             supervisor: false,
+            network: Network::Isolated,
         }
     }
 }

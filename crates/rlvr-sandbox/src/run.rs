@@ -119,6 +119,7 @@ impl Sandbox {
             stderr: StdioSpec::Piped,
             extra_descriptors: Vec::new(),
             supervisor: false,
+            network: request.network,
         };
         let mut process = self.spawn(spawn)?;
         let deadline = process.started() + limits.wall;

@@ -18,8 +18,7 @@ use crate::isolation::FilesystemPlan;
 use crate::minimal_root::{self, c_string};
 use crate::outcome::{Protection, SandboxMode};
 use crate::restrictions::{self, Restriction};
-use crate::seccomp::Role;
-use crate::sys::{self, BpfInstruction};
+use crate::sys;
 use crate::user_namespace::{self, IdMapping, SandboxNamespaces};
 
 /// Where sandboxed programs run, inside the sandbox.
@@ -103,8 +102,7 @@ pub(crate) struct Inner {
     /// Degraded root only: an empty network namespace owned by the host's user namespace.
     pub(crate) host_network_namespace: Option<OwnedFd>,
     pub(crate) landlock_ruleset: Option<OwnedFd>,
-    pub(crate) program_seccomp: Vec<BpfInstruction>,
-    pub(crate) supervisor_seccomp: Vec<BpfInstruction>,
+    pub(crate) seccomp: crate::seccomp::Filters,
     pub(crate) cgroups: Arc<Cgroups>,
     /// No cgroup limits memory and processes: `RLIMIT_AS` and `RLIMIT_NPROC` do.
     pub(crate) limits_by_rlimit: bool,
@@ -428,8 +426,7 @@ impl Sandbox {
         );
         let namespaces = namespaces.map(moved_high).transpose()?;
         let inner = Inner {
-            program_seccomp: crate::seccomp::build(Role::Program)?,
-            supervisor_seccomp: crate::seccomp::build(Role::Supervisor)?,
+            seccomp: crate::seccomp::Filters::build()?,
             config,
             interpreter,
             mode,

@@ -1,5 +1,7 @@
 //! The seccomp filters, compiled once per [`crate::Sandbox`] with seccompiler: one for programs,
-//! one for supervisors (the warm runner), which differ in a single rule.
+//! one for supervisors (the warm runner), which differ in a single rule, each in two variants:
+//! sockets of `AF_UNIX` only, or also `AF_INET` and `AF_INET6` for a process with a private
+//! loopback ([`crate::Network::PrivateLoopback`], whose namespace has no other interface).
 //!
 //! Three kinds of answer, so that tampering is visible without breaking honest programs:
 //!
@@ -16,7 +18,8 @@
 //! * **fail with an errno** for calls that honest programs and libraries probe, or that are
 //!   merely useless here: `clone3` and `io_uring_*` get `ENOSYS` (glibc falls back to `clone`,
 //!   whose flags we can inspect; libuv falls back to threads), SysV IPC and POSIX message queue
-//!   creation, sockets of any family but `AF_UNIX`, `name_to_handle_at`, `kcmp`, `quotactl`,
+//!   creation, sockets of any family but `AF_UNIX` (and the internet ones with a private
+//!   loopback), `name_to_handle_at`, `kcmp`, `quotactl`,
 //!   `syslog`, `personality` and `landlock_create_ruleset` get `EPERM`; `openat2` gets
 //!   `ENOSYS` and `open`/`openat` with `O_TMPFILE` get `EOPNOTSUPP` (an inode outside every
 //!   directory would move the work directory's inode numbers unseen: runner/job.py).
@@ -30,6 +33,7 @@ use seccompiler::{
 };
 
 use crate::error::SandboxError;
+use crate::request::Network;
 use crate::sys::BpfInstruction;
 
 /// The architecture the filters are compiled for: the one rlvr is built for.
@@ -133,6 +137,36 @@ pub(crate) enum Role {
     Supervisor,
 }
 
+/// The four filters of a [`crate::Sandbox`]: each role with each network.
+#[derive(Debug)]
+pub(crate) struct Filters {
+    program: Vec<BpfInstruction>,
+    supervisor: Vec<BpfInstruction>,
+    program_with_loopback: Vec<BpfInstruction>,
+    supervisor_with_loopback: Vec<BpfInstruction>,
+}
+
+impl Filters {
+    pub(crate) fn build() -> Result<Self, SandboxError> {
+        Ok(Filters {
+            program: build(Role::Program, Network::Isolated)?,
+            supervisor: build(Role::Supervisor, Network::Isolated)?,
+            program_with_loopback: build(Role::Program, Network::PrivateLoopback)?,
+            supervisor_with_loopback: build(Role::Supervisor, Network::PrivateLoopback)?,
+        })
+    }
+
+    /// The filter of a process of `role` that sees `network`.
+    pub(crate) fn of(&self, role: Role, network: Network) -> &[BpfInstruction] {
+        match (role, network) {
+            (Role::Program, Network::Isolated) => &self.program,
+            (Role::Supervisor, Network::Isolated) => &self.supervisor,
+            (Role::Program, Network::PrivateLoopback) => &self.program_with_loopback,
+            (Role::Supervisor, Network::PrivateLoopback) => &self.supervisor_with_loopback,
+        }
+    }
+}
+
 fn condition(
     argument: u8,
     operation: SeccompCmpOp,
@@ -204,13 +238,33 @@ fn kill_part(role: Role) -> Result<BpfProgram, SandboxError> {
     part(rules, SeccompAction::KillProcess)
 }
 
-fn refuse_part() -> Result<BpfProgram, SandboxError> {
+/// The socket families a process may create: `AF_UNIX`, and with a private loopback the
+/// internet ones (its namespace has `lo` and nothing else; `AF_NETLINK`, `AF_PACKET` and the
+/// rest stay refused).
+fn allowed_families(network: Network) -> &'static [i32] {
+    match network {
+        Network::Isolated => &[libc::AF_UNIX],
+        Network::PrivateLoopback => &[libc::AF_UNIX, libc::AF_INET, libc::AF_INET6],
+    }
+}
+
+fn refuse_part(network: Network) -> Result<BpfProgram, SandboxError> {
     let mut rules = every_call(REFUSED);
-    let not_unix = || SeccompRule::new(vec![condition(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?]);
-    rules.insert(libc::SYS_socket, vec![not_unix().map_err(compile_error)?]);
+    // One rule whose conditions all hold: a family that is none of the allowed ones.
+    let other_family = || {
+        let conditions = allowed_families(network)
+            .iter()
+            .map(|&family| condition(0, SeccompCmpOp::Ne, family as u64))
+            .collect::<Result<Vec<_>, _>>()?;
+        SeccompRule::new(conditions)
+    };
+    rules.insert(
+        libc::SYS_socket,
+        vec![other_family().map_err(compile_error)?],
+    );
     rules.insert(
         libc::SYS_socketpair,
-        vec![not_unix().map_err(compile_error)?],
+        vec![other_family().map_err(compile_error)?],
     );
     part(rules, SeccompAction::Errno(libc::EPERM as u32))
 }
@@ -248,12 +302,12 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> BpfInstruction {
     BpfInstruction { code, jt, jf, k }
 }
 
-/// The complete program for `role`: foreign-ABI guard, then the `ENOSYS` part, the kill part
+/// The complete program for `role` and `network`: foreign-ABI guard, then the `ENOSYS` part, the kill part
 /// and the `EPERM` part. Each seccompiler program starts by reloading the arch and number
 /// itself, so concatenating them is safe; the first `return` reached wins, and each part
 /// returns ALLOW only when its own rules do not match, so they are chained by rewriting those
 /// ALLOW returns into jumps.
-pub(crate) fn build(role: Role) -> Result<Vec<BpfInstruction>, SandboxError> {
+pub(crate) fn build(role: Role, network: Network) -> Result<Vec<BpfInstruction>, SandboxError> {
     const X32_SYSCALL_BIT: u32 = 0x4000_0000;
     const LOAD_WORD_ABSOLUTE: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
     const JUMP_EQUAL: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
@@ -274,7 +328,7 @@ pub(crate) fn build(role: Role) -> Result<Vec<BpfInstruction>, SandboxError> {
         )?,
         kill_part(role)?,
         tmpfile_part()?,
-        refuse_part()?,
+        refuse_part(network)?,
     ];
     for (index, part) in parts.iter().enumerate() {
         let last = index + 1 == parts.len();
@@ -316,8 +370,8 @@ mod tests {
 
     #[test]
     fn issue_12_both_roles_compile_and_differ() {
-        let program = build(Role::Program).expect("program filter");
-        let supervisor = build(Role::Supervisor).expect("supervisor filter");
+        let program = build(Role::Program, Network::Isolated).expect("program filter");
+        let supervisor = build(Role::Supervisor, Network::Isolated).expect("supervisor filter");
         assert!(program.len() < 4096 && supervisor.len() < 4096);
         let encode = |filter: &[BpfInstruction]| {
             filter
@@ -333,5 +387,10 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_ne!(encode(&program), encode(&supervisor));
+        for role in [Role::Program, Role::Supervisor] {
+            let loopback = build(role, Network::PrivateLoopback).expect("loopback filter");
+            let isolated = build(role, Network::Isolated).expect("isolated filter");
+            assert_ne!(encode(&loopback), encode(&isolated), "{role:?}");
+        }
     }
 }

@@ -19,7 +19,7 @@ use crate::isolation::{
 };
 use crate::minimal_root::{c_path, c_string};
 use crate::process::SandboxedProcess;
-use crate::request::{Program, ResourceLimits, SpawnRequest, StdioSpec, WorkFile};
+use crate::request::{Network, Program, ResourceLimits, SpawnRequest, StdioSpec, WorkFile};
 use crate::sandbox::{Inner, Sandbox, WORK_DIRECTORY, high, sealed_memory_file};
 use crate::seccomp::Role;
 use crate::sys::{self, ChildStack};
@@ -316,9 +316,13 @@ fn null_terminated(values: &[CString]) -> Vec<*const libc::c_char> {
         .collect()
 }
 
-/// The namespaces the sandboxed process is cloned into (the network namespace is entered).
-fn sandbox_clone_flags(inner: &Inner) -> u64 {
+/// The namespaces the sandboxed process is cloned into (the shared network namespace is
+/// entered before; a private loopback's is created here).
+fn sandbox_clone_flags(inner: &Inner, network: Network) -> u64 {
     let mut flags = (libc::CLONE_VM | libc::CLONE_PARENT) as u64;
+    if network == Network::PrivateLoopback {
+        flags |= libc::CLONE_NEWNET as u64;
+    }
     if inner.filesystem.is_some() {
         flags |= (libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS)
             as u64;
@@ -338,6 +342,15 @@ fn network_namespace(inner: &Inner) -> Option<RawFd> {
             .host_network_namespace
             .as_ref()
             .map(AsRawFd::as_raw_fd),
+    }
+}
+
+/// The network the process gets: a private loopback only where the sandbox has network
+/// namespaces at all (so that the loopback is a new namespace's, never the host's).
+fn granted_network(inner: &Inner, requested: Network) -> Network {
+    match requested {
+        Network::PrivateLoopback if network_namespace(inner).is_some() => requested,
+        _ => Network::Isolated,
     }
 }
 
@@ -459,7 +472,8 @@ impl Sandbox {
         let born_inside = lease.birth_cgroup().is_some() && sys::CAN_CLONE_INTO_CGROUP;
         let environment_pointers = null_terminated(&inner.environment);
         let argument_pointers = null_terminated(&argv);
-        let sandbox_flags = sandbox_clone_flags(inner);
+        let network = granted_network(inner, request.network);
+        let sandbox_flags = sandbox_clone_flags(inner, network);
         let sandbox_stack =
             ChildStack::map().map_err(SandboxError::system("map the sandbox stack"))?;
         let (work_uid, work_gid) = work_owner(inner);
@@ -474,6 +488,7 @@ impl Sandbox {
                     groups_allowed: namespaces.groups_allowed,
                 }),
             network_namespace: network_namespace(inner),
+            private_loopback: network == Network::PrivateLoopback,
             sandbox_flags,
             sandbox_stack: sandbox_stack.bounds(),
             sandbox_entry: sys::sandbox_entry,
@@ -498,10 +513,7 @@ impl Sandbox {
             close_ranges: close_ranges(keep),
             identity: identity(inner, role),
             landlock_ruleset: inner.landlock_ruleset.as_ref().map(AsRawFd::as_raw_fd),
-            seccomp: Some(match role {
-                Role::Program => &inner.program_seccomp,
-                Role::Supervisor => &inner.supervisor_seccomp,
-            }),
+            seccomp: Some(inner.seccomp.of(role, network)),
             program,
             argv: argument_pointers,
             envp: environment_pointers,

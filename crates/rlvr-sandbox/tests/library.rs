@@ -114,6 +114,7 @@ fn issue_4_every_run_is_inside_its_cgroups() {
             stdin: Stdin::Empty,
             limits: ResourceLimits::default(),
             files: Vec::new(),
+            network: rlvr_sandbox::Network::Isolated,
         };
         let outcome = sandbox.run(&request).expect("run");
         assert_eq!(outcome.verdict, RunVerdict::Ok);

@@ -12,14 +12,16 @@
 import gc
 import json
 import os
+import select
 import signal
 import sys
+import time
 
 from .batch import batch_end, batch_next, batch_start
 from .children import JOB_REAPER, reap_all
 from .harness import preload_harness_modules
 from .isolation import fresh_work_mount, runner_fingerprint, set_last_pid
-from .loading import load
+from .loading import COMPILE_DONE, COMPILE_STARTED, load, load_after_failure, wait_status_text
 from .protocol import REQUEST_FD, read_exact, read_frame, write_all, write_frame
 from .test import run_test
 from .work_directory import mark_work_directory, work_directory_touched
@@ -30,6 +32,8 @@ JOB_OPERATIONS = frozenset(("load", "run", "batch_start", "batch_next", "batch_e
 # The job process's PID in the sandbox's namespace (test children get FIRST_TEST_PID + 1).
 JOB_PROCESS_PID = 51
 PR_SET_PDEATHSIG = 1
+# The longest wait one poll() can take (its timeout is a C int of milliseconds).
+POLL_MAX_MS = 2**31 - 1
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -94,6 +98,18 @@ def run_job_process(state, header):
             # from it, and a frozen object is never visited by their collections.
             gc.collect()
             gc.freeze()
+    ending, compile_failure = watch_job_process(start_job_process(state, header, None))
+    if compile_failure is not None:
+        # A load's compile ran past its budget, or killed the job process, after it had read the
+        # load's payload: a new job process answers that load and serves the rest of the job.
+        ending, _ = watch_job_process(start_job_process(state, header, compile_failure))
+    return ending
+
+
+def start_job_process(state, header, compile_failure):
+    """Forks a job process that serves the job whose first request is `header`; returns its PID
+    and the read end of its ending pipe, on which it writes its compile's progress
+    (COMPILE_STARTED, COMPILE_DONE) and, last, how the job ended (JSON)."""
     read_end, write_end = os.pipe()
     template = os.getpid()
     if state["isolation"].last_pid is not None:
@@ -105,25 +121,79 @@ def run_job_process(state, header):
         try:
             os.close(read_end)
             become_job_process(state, template)
-            ending = serve_job(state, header)
+            ending = serve_job(state, header, write_end, compile_failure)
             write_all(write_end, json.dumps(ending).encode())
             status = 0
         finally:
             os._exit(status)
     os.close(write_end)
-    os.waitpid(job, 0)
+    return job, read_end
+
+
+def watch_job_process(started):
+    """Waits for the job process `started` (`start_job_process`'s answer) to end. Between its
+    COMPILE_STARTED and COMPILE_DONE it gets the budget it wrote after COMPILE_STARTED and is
+    killed past it. Returns (how the job ended or None, the compile's failure or None):
+    `("timeout", budget_ms)` when it was killed, `("died", wait status text)` when it died
+    compiling."""
+    job, read_end = started
+    process = os.pidfd_open(job)
+    poller = select.poll()
+    poller.register(read_end, select.POLLIN)
+    poller.register(process, select.POLLIN)
     os.set_blocking(read_end, False)
+    received, deadline, budget_ms, failure = b"", None, None, None
     try:
-        data = os.read(read_end, 1 << 16)
-    except BlockingIOError:
-        data = b""
+        while True:
+            # poll() takes a C int of milliseconds: a budget beyond it (a caller's "no limit")
+            # waits that long, then again.
+            timeout = None if deadline is None else min(max(0, round((deadline - time.monotonic()) * 1000)), POLL_MAX_MS)
+            events = dict(poller.poll(timeout))
+            if not events and deadline is not None and time.monotonic() < deadline:
+                continue
+            if not events:
+                os.kill(job, signal.SIGKILL)
+                failure = ("timeout", budget_ms)
+                break
+            if events.get(read_end):
+                received += read_available(read_end)
+                while received[:1] == COMPILE_DONE or received[:1] == COMPILE_STARTED and b";" in received:
+                    if received[:1] == COMPILE_DONE:
+                        deadline, budget_ms, received = None, None, received[1:]
+                    else:
+                        budget, received = received[1:].split(b";", 1)
+                        budget_ms = int(budget)
+                        deadline = time.monotonic() + budget_ms / 1000.0
+            if events.get(process):
+                break
+        _, status = os.waitpid(job, 0)
+        received += read_available(read_end)
     finally:
+        os.close(process)
         os.close(read_end)
+    if failure is None and budget_ms is not None:
+        failure = ("died", wait_status_text(status))
+    if failure is not None:
+        return None, failure
     try:
-        ending = json.loads(data) if data else None
+        ending = json.loads(received) if received else None
     except ValueError:
         ending = None
-    return ending if type(ending) is dict else None
+    return (ending if type(ending) is dict else None), None
+
+
+def read_available(descriptor):
+    """What the non-blocking `descriptor` holds now (b"" at its end or when it holds nothing)."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(descriptor, 1 << 16)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def become_job_process(state, template):
@@ -139,14 +209,24 @@ def become_job_process(state, template):
         JOB_REAPER[0] = isolation.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
 
 
-def serve_job(state, header):
-    """The job process's request loop, from the job's first request until the job ends."""
+def serve_job(state, header, progress_fd, compile_failure):
+    """The job process's request loop, from the job's first request until the job ends.
+    `compile_failure` (not None): the first request is a load whose payload a job process the
+    template stopped had read; it is answered with that failure."""
+    if header.get("op") != "load":
+        progress_fd = None
     while True:
         operation = header.get("op")
-        if operation == "load":
+        if operation == "load" and compile_failure is not None:
+            write_frame(load_after_failure(state, header, compile_failure))
+            compile_failure = None
+        elif operation == "load":
             sources = [read_exact(REQUEST_FD, size).decode("utf-8", "surrogatepass") for size in header["units"]]
-            write_frame(load(state, header, sources))
+            write_frame(load(state, header, sources, progress_fd))
             sources = None
+            # Only the job's first request may be answered by a replacement job process: a
+            # later load of the same job compiles in a child of its own.
+            progress_fd = None
         elif operation == "run":
             stdin = read_exact(REQUEST_FD, header["stdin"])
             extra = read_exact(REQUEST_FD, header["extra"]).decode("utf-8", "surrogatepass") if header.get("has_extra") else None

@@ -22,14 +22,61 @@ def describe_failure(error):
         return type(error).__name__ + "\n"
 
 
-def load(state, header, sources):
-    """Compiles the job's program once, in a child bounded by the test's time limit (the load
-    header's `compile_ms`): no compile of a response runs unbounded in the runner. CPython 3.11
-    parses some forms in quadratic or exponential time (a long f-string, nested `try` blocks),
-    and a compile cannot be interrupted. Whatever the response makes `compile` (or a harness's
-    `ast` transformation) raise is the solution's failure, reported as `compile_error`, never a
+def load(state, header, sources, progress_fd):
+    """Compiles the job's program once, in the job process, while the template watches the clock
+    (runner/job.py): the job process writes COMPILE_STARTED and its budget (the load header's
+    `compile_ms`, then `;`) on `progress_fd` before the compile and COMPILE_DONE after it, and
+    the template kills it when the budget runs out in between (or sees it die there), then starts a job process that answers with
+    `load_after_failure`. No compile of a response runs unbounded. CPython 3.11 parses some
+    forms in quadratic or exponential time (a long f-string, nested `try` blocks), and a compile
+    cannot be interrupted. Whatever the response makes `compile` (or a harness's `ast`
+    transformation) raise is the solution's failure, reported as `compile_error`, never a
     runner crash: SyntaxError and ValueError, but also RecursionError (deeply nested code),
-    MemoryError, OverflowError, UnicodeEncodeError (lone surrogates), and anything else."""
+    MemoryError, OverflowError, UnicodeEncodeError (lone surrogates), and anything else.
+
+    The job process, not a child of it, compiles the job's first load: a child per job cost a
+    fork, its faults and its exit (about 2 ms a job); the compiler's garbage is collected and its
+    free heap given back (`malloc_trim`) before the first test child is forked. A later load of
+    the same job (`progress_fd` None: no replacement could answer it) compiles in a bounded
+    child, `compile_in_child`."""
+    failed = begin_load(state, header)
+    if progress_fd is None:
+        units, failure, timed_out = compile_in_child(state["harness"], sources, state["filename"],
+                                                     compile_budget_ms(header))
+        if timed_out:
+            state["compile_timeout_ms"] = compile_budget_ms(header)
+    else:
+        write_all(progress_fd, COMPILE_STARTED + str(compile_budget_ms(header)).encode() + b";")
+        try:
+            units, failure = compile_program(state["harness"], sources, state["filename"]), None
+        except BaseException as error:
+            units, failure = [], describe_failure(error)
+        write_all(progress_fd, COMPILE_DONE)
+    state["units"] = units
+    state["compile_error"] = failure
+    sources = units = None
+    settle_heap(state)
+    return {"ok": not failed, "preload_errors": failed, "compile_error": state["compile_error"]}
+
+
+def load_after_failure(state, header, failure):
+    """The load's answer from the job process that replaced one whose compile the template
+    stopped: `failure` is `("timeout", budget_ms)` (every test then times out, as a fresh
+    `python FILE` per test would still be compiling) or `("died", how)`."""
+    failed = begin_load(state, header)
+    kind, detail = failure
+    if kind == "timeout":
+        state["compile_timeout_ms"] = detail
+        state["compile_error"] = compile_timeout_message(detail)
+    else:
+        state["compile_error"] = compiler_died_message(detail)
+    settle_heap(state)
+    return {"ok": not failed, "preload_errors": failed, "compile_error": state["compile_error"]}
+
+
+def begin_load(state, header):
+    """The load's set-up before its compile: the job's file name and harness, the modules the
+    header names imported. Returns the imports that failed."""
     state["filename"] = header.get("filename", "solution.py")
     failed = []
     for module in header.get("preload", []):
@@ -43,17 +90,28 @@ def load(state, header, sources):
     state["harness"] = header.get("harness")
     if state["harness"] is not None:
         preload_harness_modules(state["harness"])
-    budget_ms = header.get("compile_ms", 0) or DEFAULT_COMPILE_MS
-    units, failure, timed_out = compile_in_child(state["harness"], sources, state["filename"], budget_ms)
-    if timed_out:
-        state["compile_timeout_ms"] = budget_ms
-    state["units"] = units if failure is None else []
-    state["compile_error"] = failure
-    sources = units = None
-    # Keep the heap small and stable for fork: collect now, freeze survivors.
+    return failed
+
+
+def settle_heap(state):
+    """Keeps the job process small and stable for the forks of its tests: garbage collected,
+    survivors frozen (a test child's collections never visit them), free heap returned."""
     gc.collect()
     gc.freeze()
-    return {"ok": not failed, "preload_errors": failed, "compile_error": state["compile_error"]}
+    libc = state["isolation"].libc
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
+def compile_budget_ms(header):
+    """How long the load `header`'s compile may take."""
+    return header.get("compile_ms", 0) or DEFAULT_COMPILE_MS
+
+
+# What a job process writes on its ending pipe around its compile (runner/job.py): the start
+# is followed by the budget in milliseconds and `;`.
+COMPILE_STARTED = b"S"
+COMPILE_DONE = b"D"
 
 
 # How long a compile may take when the request names no budget (the protocol's own tests).
@@ -70,7 +128,8 @@ def compile_program(harness, sources, filename):
 
 
 def compile_bounded(sources, filename, budget_ms):
-    """`(code objects, failure text or None)` for sources compiled in a bounded child."""
+    """`(code objects, failure text or None)` for sources compiled in a bounded child (a test's
+    own code, compiled per test)."""
     units, failure, timed_out = compile_in_child(None, sources, filename, budget_ms)
     return units, failure
 
@@ -79,7 +138,7 @@ def compile_in_child(harness, sources, filename, budget_ms):
     """`compile_program` in a forked child given `budget_ms` of wall clock; the code objects come
     back through a pipe (`marshal`). Returns (units, failure text or None, timed out). The child
     runs no untrusted code (compiling executes nothing); a compile that outgrows the sandbox's
-    memory gets the child killed, not the runner."""
+    memory gets the child killed, not the job process."""
     read_end, write_end = os.pipe()
     child = os.fork()
     if child == 0:
@@ -107,9 +166,21 @@ def compile_in_child(harness, sources, filename, budget_ms):
             os.kill(child, signal.SIGKILL)
         _, status = os.waitpid(child, 0)
     if data is None:
-        return [], f"compiling the program took longer than the test's time limit ({budget_ms} ms)\n", True
+        return [], compile_timeout_message(budget_ms), True
     if not data:
-        how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"status {os.WEXITSTATUS(status)}"
-        return [], f"the compiler died ({how}): the program is too large to compile here\n", False
+        return [], compiler_died_message(wait_status_text(status)), False
     compiled, value = marshal.loads(data)
     return (value, None, False) if compiled else ([], value, False)
+
+
+def compile_timeout_message(budget_ms):
+    return f"compiling the program took longer than the test's time limit ({budget_ms} ms)\n"
+
+
+def compiler_died_message(how):
+    return f"the compiler died ({how}): the program is too large to compile here\n"
+
+
+def wait_status_text(status):
+    """`signal N` or `status N` for a wait status."""
+    return f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"status {os.WEXITSTATUS(status)}"

@@ -261,7 +261,7 @@ def run_child(units, extra, filename, descriptors, limits, harness=None, stdin_t
         sys.argv = [filename]
         sys.flags = FRESH_FLAGS
         if judge.get("sensor_fd"):
-            install_sensor(judge["sensor_fd"], main.__dict__)
+            install_sensor(judge["sensor_fd"], main.__dict__, judge["runner_namespaces"])
         gc.enable()
         try:
             if harness is not None:

@@ -34,16 +34,16 @@ SENSOR_PASS_THROUGH = frozenset((
 SENSOR_FRAME_ATTRIBUTES = frozenset(("gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back"))
 
 
-def install_sensor(report_fd, main_namespace):
-    """Adds the audit hook (it cannot be removed); `main_namespace` is the solution's globals."""
+def install_sensor(report_fd, main_namespace, runner_namespaces):
+    """Adds the audit hook (it cannot be removed); `main_namespace` is the solution's globals,
+    `runner_namespaces` what `runner_module_namespaces` found at the runner's start."""
     seen = set()
     busy = [False]
     own_pid = os.getpid()
     getframe = sys._getframe
     # The runner's own code (the wrappers of install_self_signals, the live channel's objects)
-    # passes calls through too: the namespaces of the runner's modules, taken before the
-    # solution runs (by identity: a module the solution names after one of them is not one).
-    runner_namespaces = runner_module_namespaces()
+    # passes calls through too: the namespaces of the runner's modules, taken before any
+    # solution ran (by identity: a module the solution names after one of them is not one).
 
     def from_solution():
         frame = getframe(2)
@@ -88,7 +88,9 @@ def install_sensor(report_fd, main_namespace):
 
 
 def runner_module_namespaces():
-    """The ids of the global namespaces of the runner's modules (this package's)."""
+    """The ids of the global namespaces of the runner's modules (this package's). Taken once, in
+    the template: walking `sys.modules` in each test child would write a page of every module
+    object it passes (their reference counts), about 90 copy-on-write faults a test."""
     prefix = __package__ + "."
     return frozenset(id(module.__dict__) for name, module in list(sys.modules.items())
                      if (name == __package__ or name.startswith(prefix)) and module is not None)

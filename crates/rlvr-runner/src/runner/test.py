@@ -66,6 +66,7 @@ def run_test(state, header, stdin, extra_source):
     try:
         if header.get("sensor"):
             judge["sensor_fd"] = memory_file("sensor")
+            judge["runner_namespaces"] = state["runner_namespaces"]
         if live:
             # Whatever a dead child of an earlier test left unread is not this test's.
             drain(LIVE_REQUEST_FD)

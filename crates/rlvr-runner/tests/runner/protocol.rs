@@ -177,6 +177,77 @@ fn a_long_program_that_compiles_past_its_budget_times_out_every_test() {
     assert_a_syntax_error_fails_the_tests(&mut runner, &report);
 }
 
+/// The CPU time, in clock ticks, process `pid` has used (`/proc/PID/stat`'s utime and stime).
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// A job's first load compiles in the job process while the template watches (docs/runner.md):
+/// when the job process dies compiling (killed here from outside, as an out-of-memory kill
+/// would), a replacement answers the load with the compiler's death, every test of the job
+/// fails with it, and the next job compiles and runs as usual.
+#[test]
+fn a_job_process_that_dies_compiling_is_replaced_and_the_load_says_so() {
+    use std::time::Duration;
+
+    let (child, mut runner) = start();
+    let template = child.id();
+    let killer = std::thread::spawn(move || {
+        // The job process is the template's child; once it has used 30 clock ticks of CPU it is
+        // compiling (reading the load's payload takes a fraction of one).
+        let mut job = None;
+        let found = rlvr_test_support::wait_until(Duration::from_secs(20), || {
+            job = std::fs::read_to_string(format!("/proc/{template}/task/{template}/children"))
+                .ok()
+                .and_then(|children| children.split_whitespace().next()?.parse::<u32>().ok())
+                .filter(|&pid| cpu_ticks(pid).is_some_and(|ticks| ticks >= 30));
+            job.is_some()
+        });
+        assert!(found, "no job process compiled");
+        let job = job.unwrap();
+        let killed = Command::new("kill")
+            .args(["-KILL", &job.to_string()])
+            .status();
+        assert!(killed.unwrap().success());
+    });
+    // CPython 3.11 parses a long f-string in quadratic time: several seconds for this one.
+    let slow = format!("_pad = f\"{}\"\nprint('compiled')", "{0}".repeat(120_000));
+    let report = runner
+        .load_bounded(
+            &[&slow],
+            "solution.py",
+            &[],
+            None,
+            Some(Duration::from_secs(60)),
+        )
+        .unwrap();
+    killer.join().unwrap();
+    let compile_error = report.compile_error.expect("the compile did not finish");
+    assert!(
+        compile_error.contains("the compiler died (signal 9)"),
+        "{compile_error}"
+    );
+    let test = runner.run_test(b"", None, LIMITS).unwrap();
+    assert_eq!(
+        (test.outcome, test.exit_code),
+        (ChildEnding::Exited, Some(1))
+    );
+    assert!(String::from_utf8_lossy(&test.stderr).contains("the compiler died"));
+
+    // Outside a sandbox the runner cannot vouch for the process table (false), but it still
+    // ends the job and resets.
+    let work = tempfile::tempdir().unwrap();
+    runner.reset(work.path().to_str().unwrap()).unwrap();
+    let report = runner
+        .load(&["print(input()[::-1])"], "solution.py", &[], None)
+        .unwrap();
+    assert_eq!(report.compile_error, None);
+    let test = runner.run_test(b"abc\n", None, LIMITS).unwrap();
+    assert_eq!(test.stdout, b"cba\n");
+}
+
 #[test]
 fn a_missing_preload_module_is_reported() {
     let (_child, mut runner) = start();

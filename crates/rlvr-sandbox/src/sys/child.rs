@@ -156,6 +156,59 @@ pub(crate) fn set_hostname(name: &[u8]) -> Result<(), Errno> {
     .map(drop)
 }
 
+/// `struct ifreq` as `SIOCGIFFLAGS` and `SIOCSIFFLAGS` read it: an interface name, then its
+/// flags in the union (40 bytes in all on 64-bit Linux).
+#[repr(C)]
+struct InterfaceFlagsRequest {
+    name: [u8; libc::IFNAMSIZ],
+    flags: libc::c_short,
+    padding: [u8; 22],
+}
+
+const _: () = assert!(size_of::<InterfaceFlagsRequest>() == size_of::<libc::ifreq>());
+
+/// Brings `lo` of the caller's network namespace up (`SIOCSIFFLAGS` with `IFF_UP` on a socket
+/// of that namespace; `CAP_NET_ADMIN` over it), as `ip link set lo up` does without netlink.
+pub(crate) fn bring_up_loopback() -> Result<(), Errno> {
+    // SAFETY: `socket` takes integers only.
+    let socket = unsafe {
+        call(
+            libc::SYS_socket,
+            [
+                libc::AF_INET as usize,
+                (libc::SOCK_DGRAM | libc::SOCK_CLOEXEC) as usize,
+                0,
+                0,
+                0,
+                0,
+            ],
+        )
+    }? as RawFd;
+    let mut request = InterfaceFlagsRequest {
+        name: [0; libc::IFNAMSIZ],
+        flags: 0,
+        padding: [0; 22],
+    };
+    request.name[..2].copy_from_slice(b"lo");
+    let interface_control = |command: libc::c_ulong, request: &mut InterfaceFlagsRequest| {
+        let address = pointer((request as *mut InterfaceFlagsRequest).cast_const());
+        // SAFETY: SIOCGIFFLAGS and SIOCSIFFLAGS read (the first also writes) one `struct
+        // ifreq`, which `request` is (40 bytes, the name NUL-terminated), borrowed for the call.
+        unsafe {
+            call(
+                libc::SYS_ioctl,
+                [socket as usize, command as usize, address, 0, 0, 0],
+            )
+        }
+    };
+    let result = interface_control(libc::SIOCGIFFLAGS, &mut request).and_then(|_| {
+        request.flags |= libc::IFF_UP as libc::c_short;
+        interface_control(libc::SIOCSIFFLAGS, &mut request)
+    });
+    close_raw(socket);
+    result.map(drop)
+}
+
 /// `setns(2)`.
 pub(crate) fn set_namespace(fd: RawFd, kind: c_int) -> Result<(), Errno> {
     // SAFETY: `setns` takes a descriptor and a flag, no memory.

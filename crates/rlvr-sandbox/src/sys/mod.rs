@@ -20,12 +20,12 @@ mod host;
 mod raw;
 
 pub(crate) use child::{
-    change_directory, clear_capabilities, clear_groups, close_range, close_raw, copy_file,
-    duplicate_to, execute, exit_child, install_seccomp, kill_raw, landlock_restrict_self,
-    make_directory, mount, move_descriptor, new_session, open_raw, pivot_root, process_control,
-    read_byte, readable_now, reset_signal_handlers, set_hostname, set_namespace,
-    set_resource_limit, set_user, symbolic_link, unblock_all_signals, unmount_detach, unshare_raw,
-    write_all_raw, write_process_file, yield_processor,
+    bring_up_loopback, change_directory, clear_capabilities, clear_groups, close_range, close_raw,
+    copy_file, duplicate_to, execute, exit_child, install_seccomp, kill_raw,
+    landlock_restrict_self, make_directory, mount, move_descriptor, new_session, open_raw,
+    pivot_root, process_control, read_byte, readable_now, reset_signal_handlers, set_hostname,
+    set_namespace, set_resource_limit, set_user, symbolic_link, unblock_all_signals,
+    unmount_detach, unshare_raw, write_all_raw, write_process_file, yield_processor,
 };
 pub(crate) use clone::{
     CAN_CLONE_INTO_CGROUP, ChildEntry, ChildStack, clone_holder, clone_sandbox, clone_vfork,

@@ -7,7 +7,11 @@
 //! `compile_timeout` (through the shared compile cache) and answered with SandboxFusion's
 //! `compile_result`; a program that does not compile has no `run_result`, as there.
 //!
-//! `bash` runs as Python does, one sandboxed process (issue 35). Their `files` may be in
+//! Every run gets a private loopback (`Network::PrivateLoopback`: a fresh network namespace
+//! whose `lo` is up, nothing else in it; issue 35).
+//!
+//! `bash` runs as Python does, one sandboxed process (issue 35). `typescript` (`ts`) is
+//! compiled to JavaScript by Debian's `tsc` in the sandbox, then run as `nodejs` (issue 35). Their `files` may be in
 //! directories and `fetch_files` come back base64, placed and read inside the sandbox
 //! (`run_code_files`, issue 35).
 
@@ -24,10 +28,10 @@ use axum::extract::rejection::BytesRejection;
 use base64::Engine as _;
 use rlvr_languages::exec_protocol::ending;
 use rlvr_languages::{
-    CompileLimits, CompileReport, CompileStatus, Compiler, Language, Once, OnceLimits, OnceOptions,
-    run_once_with,
+    CompileLimits, CompileReport, CompileStatus, Compiler, Language, LanguageChoice, Once,
+    OnceError, OnceLimits, OnceOptions, compile_typescript, run_once_with,
 };
-use rlvr_sandbox::{ResourceLimits, RunOutcome, RunRequest, RunVerdict, Stdin, WorkFile};
+use rlvr_sandbox::{Network, ResourceLimits, RunOutcome, RunRequest, RunVerdict, Stdin, WorkFile};
 use run_code_files::{Fetched, MAX_FETCH_FILES, MAX_FILES, check_no_overlap, checked_path};
 use serde_json::{Value, json};
 
@@ -80,7 +84,20 @@ impl Interpreted {
 
 /// The other languages, by SandboxFusion's names; SandboxFusion's others get a
 /// `SandboxError` that says so.
-const OTHER_LANGUAGES: [&str; 6] = ["cpp", "c", "java", "nodejs", "go", "rust"];
+const OTHER_LANGUAGES: [&str; 8] = [
+    "cpp",
+    "c",
+    "java",
+    "nodejs",
+    "go",
+    "rust",
+    "typescript",
+    "ts",
+];
+/// SandboxFusion's names of TypeScript: compiled to JavaScript by Debian's `tsc` in the
+/// sandbox, then run as a `nodejs` program (`rlvr_languages::compile_typescript`; `/run_code`
+/// only, docs/languages.md).
+const TYPESCRIPT: [&str; 2] = ["typescript", "ts"];
 
 /// SandboxFusion's default `run_timeout`.
 const DEFAULT_RUN_TIMEOUT_SECONDS: f64 = 10.0;
@@ -125,7 +142,7 @@ pub(crate) async fn run_code(
     let Some(interpreted) = Interpreted::of(&request.language) else {
         return Ok(Json(sandbox_error(format!(
             "language {:?} is not supported by rlvr serve (python, cpp, c, java, nodejs, go, \
-             rust, bash)",
+             rust, bash, typescript)",
             request.language
         ))));
     };
@@ -240,6 +257,10 @@ fn build_request(
         _ => Stdin::Empty,
     };
     run.limits = limits;
+    // A network namespace of this run's own with `lo` up: a program may serve and call
+    // itself on 127.0.0.1 as under SandboxFusion, and nothing it leaves listening outlives
+    // the run (docs/sandbox.md, "Loopback for `/run_code`").
+    run.network = Network::PrivateLoopback;
     Ok((run, placing))
 }
 
@@ -405,8 +426,14 @@ async fn run_other_language(
     state: Arc<AppState>,
     request: RunCodeRequest,
 ) -> Result<Json<Value>, ApiError> {
-    let choice = Language::from_name(&request.language)
-        .ok_or_else(|| ApiError::bad_request(format!("unknown language {:?}", request.language)))?;
+    let typescript = TYPESCRIPT.contains(&request.language.as_str());
+    let choice = if typescript {
+        LanguageChoice::from(Language::JavaScript)
+    } else {
+        Language::from_name(&request.language).ok_or_else(|| {
+            ApiError::bad_request(format!("unknown language {:?}", request.language))
+        })?
+    };
     if request.files.values().any(Option::is_some) {
         return Ok(Json(sandbox_error(format!(
             "files are supported for python only, not {}",
@@ -445,20 +472,40 @@ async fn run_other_language(
     let sandbox = state.sandbox.clone();
     let code = request.code;
     // Java with assertions on, as SandboxFusion runs it (`java -ea`): MultiPL-E's Java
-    // problems check every answer with `assert`.
+    // problems check every answer with `assert`. A private loopback, as for Python.
     let options = OnceOptions {
         java_assertions: true,
+        network: Network::PrivateLoopback,
     };
     let run = move || {
-        run_once_with(
+        let compiler = Compiler::shared();
+        if !typescript {
+            return run_once_with(&sandbox, compiler, choice, &code, &stdin, limits, options);
+        }
+        // TypeScript: compiled to a Node.js program here, answered as SandboxFusion answers
+        // it (no `compile_result` once it compiled), then run as one.
+        let compiled = compile_typescript(&sandbox, compiler.toolchains(), &code, limits.compile)
+            .map_err(OnceError::from)?;
+        let Some(javascript) = compiled.artifact.as_deref() else {
+            return Ok(Once {
+                compile: Some(Arc::new(compiled)),
+                run: None,
+            });
+        };
+        let javascript = String::from_utf8_lossy(javascript);
+        let once = run_once_with(
             &sandbox,
-            Compiler::shared(),
+            compiler,
             choice,
-            &code,
+            &javascript,
             &stdin,
             limits,
             options,
-        )
+        )?;
+        Ok(Once {
+            compile: None,
+            ..once
+        })
     };
     let response = answer(&state, &request.language, run, finished_once).await;
     Ok(Json(response))

@@ -2,14 +2,15 @@
 //! runner run as, what limits memory and processes, every protection (active or not, and
 //! why), the machine's restrictions on user namespaces with remedies, which interpreter runs,
 //! whether numpy and pandas import inside the sandbox, each language's toolchain with its
-//! version and a hello-world compiled and run inside the sandbox (issue 24), the libraries
-//! SandboxFusion's image ships used there (issue 35), and a self-test of hostile probes.
+//! version and a hello-world compiled and run inside the sandbox (issue 24; `/run_code`'s
+//! TypeScript too, issue 35), the libraries SandboxFusion's image ships used there (issue 35),
+//! and a self-test of hostile probes.
 
 use std::io::Write;
 use std::time::Duration;
 
 use rlvr_sandbox::{
-    CgroupLayout, IdMapping, Protection, ResourceLimits, RunRequest, RunVerdict, Sandbox,
+    CgroupLayout, IdMapping, Network, Protection, ResourceLimits, RunRequest, RunVerdict, Sandbox,
 };
 
 use crate::exit::{Error, Status};
@@ -151,11 +152,13 @@ fn hello_world(language: rlvr_languages::Language) -> &'static str {
     }
 }
 
-/// Every language's toolchain, each checked in the sandbox (in parallel: a compile each).
+/// Every language's toolchain, each checked in the sandbox (in parallel: a compile each),
+/// then `/run_code`'s TypeScript.
 fn toolchain_reports(sandbox: &Sandbox) -> Vec<ToolchainReport> {
     let compiler = rlvr_languages::Compiler::shared();
     let toolchains: Vec<_> = compiler.toolchains().all().collect();
     std::thread::scope(|scope| {
+        let typescript = scope.spawn(|| typescript_report(sandbox, compiler));
         let checks: Vec<_> = toolchains
             .into_iter()
             .map(|(language, found)| {
@@ -208,15 +211,74 @@ fn toolchain_reports(sandbox: &Sandbox) -> Vec<ToolchainReport> {
             .collect();
         checks
             .into_iter()
+            .chain([typescript])
             .filter_map(|check| check.join().ok())
             .collect()
     })
+}
+
+/// `/run_code`'s TypeScript (issue 35): `tsc` compiles a hello world in the sandbox, and the
+/// JavaScript it gives runs there as a `nodejs` program.
+fn typescript_report(sandbox: &Sandbox, compiler: &rlvr_languages::Compiler) -> ToolchainReport {
+    let mut report = ToolchainReport {
+        language: "typescript",
+        available: false,
+        version: None,
+        executable: Some(format!("{}/bin/tsc", rlvr_languages::TYPESCRIPT_DIRECTORY)),
+        package: rlvr_languages::TYPESCRIPT_PACKAGE,
+        flags: rlvr_languages::TSC_FLAGS.to_owned(),
+        detail: String::new(),
+        works_in_sandbox: false,
+    };
+    match rlvr_languages::typescript_version() {
+        Ok(version) => report.version = Some(version),
+        Err(reason) => {
+            report.detail = reason;
+            return report;
+        }
+    }
+    report.available = true;
+    let hello = "const greeting: string = 'hello';\nconsole.log(greeting);\n";
+    let compiled = rlvr_languages::compile_typescript(
+        sandbox,
+        compiler.toolchains(),
+        hello,
+        rlvr_languages::CompileLimits::default(),
+    );
+    let compiled = match compiled {
+        Ok(compiled) => compiled,
+        Err(error) => {
+            report.available = !matches!(error, rlvr_languages::PrepareError::Unavailable(_));
+            report.detail = error.to_string();
+            return report;
+        }
+    };
+    let Some(javascript) = compiled.artifact.as_deref() else {
+        report.detail = compiled.summary(300);
+        return report;
+    };
+    let javascript = String::from_utf8_lossy(javascript);
+    let language = rlvr_languages::Language::JavaScript.into();
+    match run_probe(sandbox, compiler, language, &javascript) {
+        Ok(run) => {
+            report.works_in_sandbox = run.works;
+            report.detail = format!(
+                "hello world: {}, compiled in {} ms",
+                run.verdict,
+                compiled.wall.as_millis()
+            );
+        }
+        Err(detail) => report.detail = detail,
+    }
+    report
 }
 
 struct Case {
     name: &'static str,
     source: &'static str,
     limits: ResourceLimits,
+    /// The network the case runs with (`/run_code`'s private loopback, or none).
+    network: Network,
     expect: fn(&rlvr_sandbox::RunOutcome) -> bool,
 }
 
@@ -240,30 +302,42 @@ fn cases() -> Vec<Case> {
             name: "network is unreachable",
             source: "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n    print('connected')\nexcept OSError:\n    print('blocked')",
             limits: small_limits(),
+            network: Network::Isolated,
             expect: |outcome| ok_printing(outcome, "blocked"),
+        },
+        Case {
+            name: "/run_code's private loopback reaches itself and nothing else",
+            source: "import socket\nserver = socket.create_server(('127.0.0.1', 0))\nclient = socket.create_connection(('localhost', server.getsockname()[1]), timeout=2)\nserver.accept()[0].sendall(b'self')\nreached = client.recv(4) == b'self'\ntry:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n    print('connected')\nexcept OSError:\n    print('loopback only' if reached else 'no loopback')",
+            limits: small_limits(),
+            network: Network::PrivateLoopback,
+            expect: |outcome| ok_printing(outcome, "loopback only"),
         },
         Case {
             name: "host files are invisible and the root is read-only",
             source: "import os\nvisible = os.path.exists('/root') or os.path.exists('/home') or os.path.exists('/etc/passwd')\ntry:\n    open('/usr/rlvr-probe', 'w')\n    print('writable')\nexcept OSError:\n    print('hidden' if not visible else 'visible')",
             limits: small_limits(),
+            network: Network::Isolated,
             expect: |outcome| ok_printing(outcome, "hidden"),
         },
         Case {
             name: "runs with no capability, no_new_privs and seccomp",
             source: "status = dict(line.split(':\\t', 1) for line in open('/proc/self/status').read().splitlines() if ':\\t' in line)\nzero = all(int(status[key], 16) == 0 for key in ('CapEff', 'CapPrm', 'CapBnd', 'CapAmb'))\nprint(zero and status['Seccomp'].strip() == '2' and status['NoNewPrivs'].strip() == '1')",
             limits: small_limits(),
+            network: Network::Isolated,
             expect: |outcome| ok_printing(outcome, "True"),
         },
         Case {
             name: "a hostile system call kills the process (SIGSYS)",
             source: "import ctypes\nctypes.CDLL(None).ptrace(16, 1, None, None)\nprint('survived')",
             limits: small_limits(),
+            network: Network::Isolated,
             expect: |outcome| outcome.signal == Some(31) && outcome.stdout.is_empty(),
         },
         Case {
             name: "memory limit is enforced",
             source: "chunks = []\nwhile True:\n    chunks.append(bytearray(16 << 20))",
             limits: small_limits(),
+            network: Network::Isolated,
             expect: |outcome| outcome.verdict == RunVerdict::MemoryLimit,
         },
         Case {
@@ -274,6 +348,7 @@ fn cases() -> Vec<Case> {
                 cpu: Duration::from_secs(1),
                 ..small_limits()
             },
+            network: Network::Isolated,
             expect: |outcome| outcome.verdict == RunVerdict::Timeout,
         },
         Case {
@@ -284,6 +359,7 @@ fn cases() -> Vec<Case> {
                 cpu: Duration::from_secs(2),
                 ..small_limits()
             },
+            network: Network::Isolated,
             expect: |outcome| outcome.verdict == RunVerdict::Timeout,
         },
     ]
@@ -436,6 +512,7 @@ fn self_test(sandbox: &Sandbox) -> Vec<Probe> {
         .map(|case| {
             let mut request = RunRequest::python(case.source);
             request.limits = case.limits;
+            request.network = case.network;
             match sandbox.run(&request) {
                 Ok(outcome) => Probe {
                     name: case.name,

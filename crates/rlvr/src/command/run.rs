@@ -179,6 +179,7 @@ pub(crate) fn run(args: Args) -> Result<Status, Error> {
             ..ResourceLimits::default()
         },
         files: Vec::new(),
+        network: rlvr_sandbox::Network::Isolated,
     };
     let config = crate::sandbox_setup::sandbox_config(args.allow_degraded)?;
     let outcome = Sandbox::new(config).and_then(|sandbox| sandbox.run(&request));

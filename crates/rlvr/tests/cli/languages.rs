@@ -226,9 +226,10 @@ fn issue_24_doctor_lists_every_toolchain_with_its_version() {
         .iter()
         .filter_map(|toolchain| toolchain["language"].as_str())
         .collect();
+    // TypeScript last: `/run_code`'s only (issue 35), compiled by `tsc`, run as JavaScript.
     assert_eq!(
         languages,
-        ["cpp", "c", "java", "javascript", "go", "rust"],
+        ["cpp", "c", "java", "javascript", "go", "rust", "typescript"],
         "{json}"
     );
     for toolchain in toolchains {

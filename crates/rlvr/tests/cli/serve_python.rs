@@ -1,17 +1,18 @@
 //! The Python package's suite (`python/tests`: client, trainer adapters, SandboxFusion and
 //! open-instruct clients, Ray clusters, k8s manifests, image, wheel, pip install) run by pytest
 //! against the binary this build produced. Two pytest processes, so that nextest runs them at
-//! the same time: the trainers' tests (verl's reward managers, TRL, the namespaced Ray
-//! cluster, the demo: mostly waiting on their own processes) and everything else. Each has its
-//! own sandbox uid.
+//! the same time: the trainers' tests (verl's reward managers, TRL, the README's and the
+//! docs' snippets, the namespaced Ray cluster, the demo: mostly waiting on their own
+//! processes) and everything else. Each has its own sandbox uid.
 
 use std::path::Path;
 use std::process::Command;
 
 /// The test files of the trainers' group; the other group runs every other file.
-const TRAINER_FILES: [&str; 4] = [
+const TRAINER_FILES: [&str; 5] = [
     "python/tests/test_verl.py",
     "python/tests/test_readme.py",
+    "python/tests/test_docs.py",
     "python/tests/test_ray_cluster.py",
     "python/tests/test_demo.py",
 ];

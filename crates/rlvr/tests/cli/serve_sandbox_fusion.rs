@@ -375,3 +375,149 @@ fn issue_35_serve_bash_runs_in_the_sandbox_and_hostile_scripts_are_contained() {
     let after = run_code(&served, &json!({"language": "bash", "code": "echo alive"}));
     assert_eq!(after["run_result"]["stdout"], "alive\n", "{after}");
 }
+
+/// A Python server thread and client in one program: prints what the server answered.
+const PYTHON_SELF_CALL: &str = "import socket, threading\nserver = socket.create_server(('127.0.0.1', 0))\ndef serve():\n    connection, _ = server.accept()\n    connection.sendall(connection.recv(100).upper())\nthreading.Thread(target=serve).start()\nclient = socket.create_connection(('localhost', server.getsockname()[1]), timeout=5)\nclient.sendall(b'ping')\nprint(client.recv(100).decode())\n";
+
+/// The same in Node.js (run through the exec supervisor, as every compiled language is).
+const NODE_SELF_CALL: &str = "const net = require('net');\nconst server = net.createServer((socket) => socket.on('data', (data) => socket.end(data.toString().toUpperCase())));\nserver.listen(0, '127.0.0.1', () => {\n  const client = net.connect(server.address().port, '127.0.0.1', () => client.write('ping'));\n  client.on('data', (data) => { console.log(data.toString()); client.destroy(); server.close(); });\n});\n";
+
+/// Python that connects to 127.0.0.1:`port` and prints what it got, or the errno's name.
+fn connect_to(port: u16) -> String {
+    format!(
+        "import errno, socket\ntry:\n    client = socket.create_connection(('127.0.0.1', {port}), timeout=2)\n    client.sendall(b'GET /v1/ping HTTP/1.0\\r\\n\\r\\n')\n    print('reached', client.recv(20))\nexcept OSError as error:\n    print(errno.errorcode.get(error.errno, error.errno))\n"
+    )
+}
+
+/// Issue 35: `/run_code` gives each run a private loopback. Honest controls: a server and a
+/// client in one program, in Python and in Node.js, talk over 127.0.0.1. Hostile: the
+/// server's own port on the host's 127.0.0.1 is unreachable, and so is a listener a daemon of
+/// an earlier request left behind. The judge keeps internet sockets refused.
+#[test]
+fn issue_35_serve_run_code_has_a_private_loopback_and_nothing_more() {
+    let served = Served::start(&["--workers", "2"]);
+    for (language, code) in [("python", PYTHON_SELF_CALL), ("nodejs", NODE_SELF_CALL)] {
+        let answer = run_code(
+            &served,
+            &json!({"language": language, "code": code, "run_timeout": 20}),
+        );
+        assert_eq!(answer["status"], "Success", "{language}: {answer}");
+        assert_eq!(
+            answer["run_result"]["stdout"], "PING\n",
+            "{language}: {answer}"
+        );
+    }
+
+    let server_port: u16 = served
+        .address
+        .rsplit(':')
+        .next()
+        .and_then(|port| port.parse().ok())
+        .expect("the server's port");
+    let answer = run_code(
+        &served,
+        &json!({"language": "python", "code": connect_to(server_port)}),
+    );
+    assert_eq!(answer["run_result"]["stdout"], "ECONNREFUSED\n", "{answer}");
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let leave_a_listener = format!(
+        "import os, socket\nserver = socket.create_server(('127.0.0.1', {port}))\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        while True:\n            connection, _ = server.accept()\n            connection.sendall(b'leaked')\n    os._exit(0)\nprint('listening')\n"
+    );
+    let answer = run_code(
+        &served,
+        &json!({"language": "python", "code": leave_a_listener}),
+    );
+    assert_eq!(answer["run_result"]["stdout"], "listening\n", "{answer}");
+    let answer = run_code(
+        &served,
+        &json!({"language": "python", "code": connect_to(port)}),
+    );
+    assert_eq!(answer["run_result"]["stdout"], "ECONNREFUSED\n", "{answer}");
+
+    // The judge: the same self-call gets no internet socket (its expected output is what a
+    // refused socket prints, so a judge with loopback would score 0).
+    let refused = "import socket\ntry:\n    socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n    print('created')\nexcept PermissionError:\n    print('refused')\n";
+    let response = served.post(
+        "/v1/verify",
+        &json!({"time_limit": 10, "jobs": [{
+            "id": "judge",
+            "response": format!("```python\n{refused}```"),
+            "ground_truth": {"inputs": [""], "outputs": ["refused\n"]},
+        }]}),
+    );
+    assert_eq!(response.status, 200, "{}", response.body);
+    assert_eq!(
+        response.json()["results"][0]["score"],
+        1.0,
+        "{}",
+        response.body
+    );
+}
+
+/// An honest TypeScript program: an interface, a typed function, stdin through Node's `fs`.
+const TYPESCRIPT_SUM: &str = "import fs from \"fs\";\ninterface Pair { left: number; right: number }\nfunction sum(pair: Pair): number { return pair.left + pair.right; }\nconst [left, right] = fs.readFileSync(0, \"utf8\").trim().split(/\\s+/).map(Number);\nconsole.log(sum({ left, right }));\n";
+
+/// Issue 35: `typescript` (and `ts`) through `/run_code`: `tsc` compiles in the sandbox, Node.js
+/// runs the result. Honest controls: a typed program gets its answer, and a type error does
+/// not stop a program (as SandboxFusion's `tsx`). Failure path: a compile past its
+/// `compile_timeout` is a compile failure with no run. Hostile: a source that names a host
+/// file (a `/// <reference>` and a `require` of it at compile time, a read at run time) and
+/// the server's own port find nothing, and the host file's secret is nowhere in the answer.
+#[test]
+fn issue_35_serve_typescript_compiles_in_the_sandbox_and_hostile_sources_are_contained() {
+    let served = Served::start(&["--workers", "2"]);
+    for language in ["typescript", "ts"] {
+        let answer = run_code(
+            &served,
+            &json!({"language": language, "code": TYPESCRIPT_SUM, "stdin": "20 22\n",
+                    "run_timeout": 20, "compile_timeout": 60}),
+        );
+        assert_eq!(answer["status"], "Success", "{language}: {answer}");
+        assert_eq!(answer["run_result"]["stdout"], "42\n", "{answer}");
+        assert_eq!(answer["compile_result"], Value::Null, "{answer}");
+    }
+    let type_error = "const count: number = \"not a number\";\nconsole.log(count);\n";
+    let answer = run_code(
+        &served,
+        &json!({"language": "typescript", "code": type_error, "compile_timeout": 60}),
+    );
+    assert_eq!(answer["status"], "Success", "{answer}");
+    assert_eq!(answer["run_result"]["stdout"], "not a number\n", "{answer}");
+
+    let answer = run_code(
+        &served,
+        &json!({"language": "typescript", "code": TYPESCRIPT_SUM, "compile_timeout": 0.05}),
+    );
+    assert_eq!(answer["status"], "Failed", "{answer}");
+    assert_eq!(
+        answer["compile_result"]["status"], "TimeLimitExceeded",
+        "{answer}"
+    );
+    assert_eq!(answer["run_result"], Value::Null, "{answer}");
+
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let secret = "rlvr-typescript-secret-4181";
+    let planted = directory.path().join("secret.ts");
+    std::fs::write(&planted, format!("export = \"{secret}\";\n")).expect("plant the secret");
+    let host_path = planted.display().to_string();
+    let module = host_path.trim_end_matches(".ts");
+    let server_port = served.address.rsplit(':').next().expect("a port");
+    let hostile = format!(
+        "/// <reference path=\"{host_path}\" />\nimport net from \"net\";\nimport fs from \"fs\";\nlet found = \"\";\ntry {{ found += require(\"{module}\"); }} catch (error) {{ console.log(\"require\", (error as any).code); }}\ntry {{ found += fs.readFileSync(\"{host_path}\", \"utf8\"); }} catch (error) {{ console.log(\"read\", (error as any).code); }}\nconsole.log(\"found\", found.length);\nconst client = net.connect({server_port}, \"127.0.0.1\");\nclient.on(\"connect\", () => {{ console.log(\"server reached\"); client.destroy(); }});\nclient.on(\"error\", (error: any) => console.log(\"server\", error.code));\n"
+    );
+    let answer = run_code(
+        &served,
+        &json!({"language": "typescript", "code": hostile, "compile_timeout": 60}),
+    );
+    assert_eq!(answer["status"], "Success", "{answer}");
+    assert_eq!(
+        answer["run_result"]["stdout"],
+        "require MODULE_NOT_FOUND\nread ENOENT\nfound 0\nserver ECONNREFUSED\n",
+        "{answer}"
+    );
+    assert!(!answer.to_string().contains(secret), "{answer}");
+}

@@ -1,6 +1,6 @@
 //! Issue 35: SandboxFusion's own API tests replayed against `rlvr serve`'s `/run_code`, for
-//! the languages rlvr runs (python, cpp, java, nodejs, go, rust, bash), the isolation tests and the
-//! dataset utilities' cases that post to `/run_code`. Our own harness: only the upstream
+//! the languages rlvr runs (python, cpp, java, nodejs, go, rust, bash, typescript), the
+//! isolation tests and the dataset utilities' cases that post to `/run_code`. Our own harness: only the upstream
 //! tests' data and assertions are taken (`fixtures/sandbox_fusion/api_cases.json`, each case
 //! naming its upstream file and test). Each request is sent as SandboxFusion's
 //! `RunCodeRequest.model_dump()` sends it (every field, defaults filled in), each answer must
@@ -18,24 +18,11 @@ use serde_json::{Value, json};
 use crate::support::Served;
 
 /// Cases that differ from SandboxFusion's answers today, by upstream test name, with why.
-const EXPECTED_DIFFERENCES: [(&str, &str); 6] = [
+const EXPECTED_DIFFERENCES: [(&str, &str); 3] = [
     (
         "test_python_fetch_files",
         "it writes and fetches `/mnt/b`: rlvr's root is read-only and a path outside the work \
          directory is a 400 (docs/serve.md, `/run_code` files)",
-    ),
-    (
-        "test_isolation_network_server_127",
-        "loopback inside the sandbox is not provided yet (a private network namespace whose lo \
-         is up: a later part of issue 35); today a program's socket() is refused (EPERM)",
-    ),
-    (
-        "test_isolation_network_server_localhost",
-        "loopback inside the sandbox is not provided yet (as test_isolation_network_server_127)",
-    ),
-    (
-        "test_isolation_network_server_port_conflict",
-        "loopback inside the sandbox is not provided yet (as test_isolation_network_server_127)",
     ),
     (
         "test_isolation_network_external_access",
@@ -283,7 +270,7 @@ fn issue_35_serve_sandbox_fusion_api_cases_hold_but_the_listed_differences() {
         });
         outcomes.insert(name, outcome);
     }
-    assert_eq!(outcomes.len(), 46, "every case of the fixture ran once");
+    assert_eq!(outcomes.len(), 52, "every case of the fixture ran once");
 
     let expected: BTreeMap<&str, &str> = EXPECTED_DIFFERENCES.into_iter().collect();
     for name in expected.keys() {
