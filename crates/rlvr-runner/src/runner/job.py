@@ -156,7 +156,12 @@ def watch_job_process(started):
                 failure = ("timeout", budget_ms)
                 break
             if events.get(read_end):
-                received += read_available(read_end)
+                chunk = read_available(read_end)
+                if not chunk and events[read_end] & select.POLLHUP:
+                    # Every writer is gone (the job process is exiting): from now on only its
+                    # pidfd tells anything, and a pipe at its end would wake every poll().
+                    poller.unregister(read_end)
+                received += chunk
                 while received[:1] == COMPILE_DONE or received[:1] == COMPILE_STARTED and b";" in received:
                     if received[:1] == COMPILE_DONE:
                         deadline, budget_ms, received = None, None, received[1:]
