@@ -39,7 +39,9 @@ PR_SET_CHILD_SUBREAPER = 36
 
 def serve_template(state):
     """The template's request loop. A job's first request starts a job process, which serves
-    the job until it ends; `reset` (after a job, or on its own) and `exit` are the template's."""
+    the job until it ends; `reset` (after a job, or on its own) and `exit` are the template's.
+    The next job's process is forked ahead, while the engine is busy elsewhere (`spare`)."""
+    state["spare"] = start_job_process(state)
     while True:
         try:
             header = read_frame()
@@ -55,10 +57,12 @@ def serve_template(state):
             header, operation = ending, "reset"
         if operation == "reset":
             write_frame(reset_report(state, header))
+            state["spare"] = start_job_process(state)
         elif operation == "abort":
             # An abort that arrived after its test ended: nothing to stop, and no answer.
             continue
         elif operation == "exit":
+            discard_spare(state)
             return
         else:
             write_frame({"error": f"unknown operation {operation!r}"})
@@ -78,11 +82,12 @@ def reset_report(state, header):
 
 
 def run_job_process(state, header):
-    """Forks the job process for the job whose first request is `header` and waits for it to
-    end; returns how it ended (`{"end": "reset", "work_directory": ...}`, `{"end": "exit"}`),
-    or None when it died without saying. Before the fork, the template imports what the header
-    names (module names from the engine's fixed lists, not a job's data), so that every job's
-    process finds them loaded."""
+    """Hands the job whose first request is `header` to the job process forked ahead (or forks
+    one) and waits for it to end; returns how it ended (`{"end": "reset", "work_directory":
+    ...}`, `{"end": "exit"}`), or None when it died without saying. First the template imports
+    what the header names (module names from the engine's fixed lists, not a job's data), so
+    that every job's process finds them loaded; a spare forked before such an import is
+    discarded."""
     if header.get("op") == "load":
         loaded = len(sys.modules)
         for module in header.get("preload", []):
@@ -98,19 +103,25 @@ def run_job_process(state, header):
             # from it, and a frozen object is never visited by their collections.
             gc.collect()
             gc.freeze()
-    ending, compile_failure = watch_job_process(start_job_process(state, header, None))
+            # The spare was forked before these imports: it would lack them.
+            discard_spare(state)
+    job = state.pop("spare", None) or start_job_process(state)
+    ending, compile_failure = watch_job_process(hand_over(job, header, None))
     if compile_failure is not None:
         # A load's compile ran past its budget, or killed the job process, after it had read the
         # load's payload: a new job process answers that load and serves the rest of the job.
-        ending, _ = watch_job_process(start_job_process(state, header, compile_failure))
+        ending, _ = watch_job_process(hand_over(start_job_process(state), header, compile_failure))
     return ending
 
 
-def start_job_process(state, header, compile_failure):
-    """Forks a job process that serves the job whose first request is `header`; returns its PID
-    and the read end of its ending pipe, on which it writes its compile's progress
-    (COMPILE_STARTED, COMPILE_DONE) and, last, how the job ended (JSON)."""
+def start_job_process(state):
+    """Forks a job process, which waits for the first request of its job (`hand_over`); returns
+    its PID, the read end of its ending pipe (on which it writes its compile's progress,
+    COMPILE_STARTED and COMPILE_DONE, and, last, how the job ended, JSON) and the write end of
+    the pipe it reads its first request from. Forked from the template alone, between jobs: it
+    holds no job's data until its own job's first request arrives."""
     read_end, write_end = os.pipe()
+    first_read, first_write = os.pipe()
     template = os.getpid()
     if state["isolation"].last_pid is not None:
         # Every job process gets the same PID, below the one every test child gets.
@@ -120,14 +131,56 @@ def start_job_process(state, header, compile_failure):
         status = 1
         try:
             os.close(read_end)
+            os.close(first_write)
             become_job_process(state, template)
-            ending = serve_job(state, header, write_end, compile_failure)
+            first = json.loads(read_to_end(first_read))
+            os.close(first_read)
+            ending = serve_job(state, first["header"], write_end, first["compile_failure"])
             write_all(write_end, json.dumps(ending).encode())
             status = 0
         finally:
             os._exit(status)
     os.close(write_end)
-    return job, read_end
+    os.close(first_read)
+    return job, read_end, first_write
+
+
+def hand_over(job, header, compile_failure):
+    """Gives the waiting job process `job` (`start_job_process`'s answer) its job's first request
+    `header` and, for a replacement, the compile failure it answers the load with. Returns the
+    job process's PID and its ending pipe, for `watch_job_process`."""
+    pid, read_end, first_write = job
+    try:
+        write_all(first_write, json.dumps({"header": header, "compile_failure": compile_failure}).encode())
+    except OSError:
+        pass  # it died waiting: watch_job_process sees it gone without an ending
+    finally:
+        os.close(first_write)
+    return pid, read_end
+
+
+def discard_spare(state):
+    """Kills and reaps the job process forked ahead, if any (its job never came)."""
+    spare = state.pop("spare", None)
+    if spare is not None:
+        pid, read_end, first_write = spare
+        os.close(read_end)
+        os.close(first_write)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+
+
+def read_to_end(descriptor):
+    """Everything `descriptor` delivers until its end."""
+    chunks = []
+    while True:
+        chunk = os.read(descriptor, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
 
 
 def watch_job_process(started):
@@ -280,6 +333,7 @@ def reset(state, header):
     anything else might carry state: the runner cannot give tests their own PID namespace (then
     a test could reach it) or set the next PID, or its own limits, priority, affinity, umask or
     directory changed."""
+    discard_spare(state)  # a reset on its own: the spare is forked again after the report
     problems = []
     isolation = state["isolation"]
     if not isolation.nested:
