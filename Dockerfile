@@ -39,6 +39,8 @@ COPY Cargo.toml Cargo.lock ./
 COPY crates/rlvr/Cargo.toml crates/rlvr/
 COPY crates/rlvr-dataset/Cargo.toml crates/rlvr-dataset/
 COPY crates/rlvr-engine/Cargo.toml crates/rlvr-engine/
+COPY crates/rlvr-exec-supervisor/Cargo.toml crates/rlvr-exec-supervisor/
+COPY crates/rlvr-frame/Cargo.toml crates/rlvr-frame/
 COPY crates/rlvr-hub/Cargo.toml crates/rlvr-hub/
 COPY crates/rlvr-language/Cargo.toml crates/rlvr-language/
 COPY crates/rlvr-languages/Cargo.toml crates/rlvr-languages/
@@ -57,6 +59,7 @@ COPY crates/rlvr-verify/Cargo.toml crates/rlvr-verify/
 RUN for crate in crates/*/; do mkdir -p "${crate}src" && touch "${crate}src/lib.rs"; done \
  && rm crates/rlvr/src/lib.rs \
  && printf 'fn main() {}\n' > crates/rlvr/src/main.rs \
+ && printf 'fn main() {}\n' > crates/rlvr-exec-supervisor/src/main.rs \
  && cargo build --release --locked --bin rlvr \
  && rm -rf crates/*/src
 COPY . .
