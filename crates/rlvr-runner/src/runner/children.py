@@ -79,8 +79,7 @@ def read_with_deadline(fd, size, deadline):
         left = deadline - time.monotonic()
         if left <= 0:
             return None
-        # poll takes a C int of milliseconds: wait at most an hour at a time.
-        if not poller.poll(min(max(1, math_ceil(left * 1000)), 3_600_000)):
+        if not poller.poll(min(max(1, math_ceil(left * 1000)), LONGEST_POLL_MS)):
             continue
         chunk = os.read(fd, min(remaining, 1 << 20))
         if not chunk:
@@ -88,6 +87,11 @@ def read_with_deadline(fd, size, deadline):
         chunks.append(chunk)
         remaining -= len(chunk)
     return b"".join(chunks)
+
+
+# poll() takes a C int of milliseconds: a longer wait (a caller's "no limit") waits at most an
+# hour at a time.
+LONGEST_POLL_MS = 3_600_000
 
 
 def math_ceil(value):

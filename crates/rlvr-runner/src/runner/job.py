@@ -18,7 +18,7 @@ import sys
 import time
 
 from .batch import batch_end, batch_next, batch_start
-from .children import JOB_REAPER, reap_all
+from .children import JOB_REAPER, LONGEST_POLL_MS, reap_all
 from .harness import preload_harness_modules
 from .isolation import fresh_work_mount, runner_fingerprint, set_last_pid
 from .loading import COMPILE_DONE, COMPILE_STARTED, load, load_after_failure, wait_status_text
@@ -32,8 +32,6 @@ JOB_OPERATIONS = frozenset(("load", "run", "batch_start", "batch_next", "batch_e
 # The job process's PID in the sandbox's namespace (test children get FIRST_TEST_PID + 1).
 JOB_PROCESS_PID = 51
 PR_SET_PDEATHSIG = 1
-# The longest wait one poll() can take (its timeout is a C int of milliseconds).
-POLL_MAX_MS = 2**31 - 1
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -198,9 +196,8 @@ def watch_job_process(started):
     received, deadline, budget_ms, failure = b"", None, None, None
     try:
         while True:
-            # poll() takes a C int of milliseconds: a budget beyond it (a caller's "no limit")
-            # waits that long, then again.
-            timeout = None if deadline is None else min(max(0, round((deadline - time.monotonic()) * 1000)), POLL_MAX_MS)
+            timeout = None if deadline is None else min(max(0, round((deadline - time.monotonic()) * 1000)),
+                                                         LONGEST_POLL_MS)
             events = dict(poller.poll(timeout))
             if not events and deadline is not None and time.monotonic() < deadline:
                 continue

@@ -110,7 +110,13 @@ fn assert_a_syntax_error_fails_the_tests(runner: &mut Runner, report: &LoadRepor
     assert!(String::from_utf8_lossy(&test.stderr).contains("SyntaxError"));
 }
 
-/// A long program compiles in a child given the load's budget: past it, the load reports why
+/// A program CPython 3.11 takes several seconds to compile: it parses a long f-string in
+/// quadratic time.
+fn slow_to_compile() -> String {
+    format!("_pad = f\"{}\"\nprint('compiled')", "{0}".repeat(120_000))
+}
+
+/// A long program compiles given the load's budget: past it, the load reports why
 /// and every test times out (a fresh `python FILE` per test would still be compiling); within
 /// it, the compiled program runs as usual, and a long program's syntax error keeps its message.
 #[test]
@@ -118,8 +124,7 @@ fn a_long_program_that_compiles_past_its_budget_times_out_every_test() {
     use std::time::{Duration, Instant};
 
     let (_child, mut runner) = start();
-    // CPython 3.11 parses a long f-string in quadratic time: several seconds for this one.
-    let slow = format!("_pad = f\"{}\"\nprint('compiled')", "{0}".repeat(120_000));
+    let slow = slow_to_compile();
     let started = Instant::now();
     let report = runner
         .load_bounded(
@@ -212,8 +217,7 @@ fn a_job_process_that_dies_compiling_is_replaced_and_the_load_says_so() {
             .status();
         assert!(killed.unwrap().success());
     });
-    // CPython 3.11 parses a long f-string in quadratic time: several seconds for this one.
-    let slow = format!("_pad = f\"{}\"\nprint('compiled')", "{0}".repeat(120_000));
+    let slow = slow_to_compile();
     let report = runner
         .load_bounded(
             &[&slow],
